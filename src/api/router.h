@@ -1,0 +1,48 @@
+// Router: the operation table. Maps `X-Amz-Target` values onto handlers, validates request
+// bodies against the service model, and turns results and errors into wire responses.
+// Knows nothing of sockets: the HTTP server hands it a target and a body.
+//
+// Thread-safe after setup (Register* before the server starts).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "api/service_model.h"
+#include "catalog/catalog.h"
+#include "common/json.h"
+#include "common/status.h"
+
+namespace openglue::api {
+
+struct WireResponse {
+  int http_status = 200;
+  std::string body;  // JSON
+};
+
+class Router {
+ public:
+  using Handler = std::function<Result<Json>(const Json& request)>;
+
+  explicit Router(const ServiceModel* model) : model_(model) {}
+
+  // Registers a Glue operation (X-Amz-Target "AWSGlue.<name>").
+  void RegisterGlue(const std::string& name, Handler handler);
+  // Registers every catalog operation.
+  void RegisterCatalog(catalog::Catalog* catalog);
+
+  bool Implements(const std::string& operation) const { return glue_.count(operation) > 0; }
+
+  // Handles one request. Never throws: a handler's exception becomes InternalServiceException.
+  WireResponse Handle(const std::string& target, const std::string& body) const;
+
+  static WireResponse ErrorResponse(const Status& status);
+
+ private:
+  const ServiceModel* model_;
+  std::map<std::string, Handler> glue_;
+};
+
+}  // namespace openglue::api

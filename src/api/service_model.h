@@ -1,0 +1,42 @@
+// ServiceModel: the Glue service model (botocore's service-2.json, embedded at build time) and
+// the request validation it drives.
+//
+// Validate() checks a request document against the operation's input shape the way AWS's
+// front end does: a member of the wrong JSON type is a SerializationException; a missing
+// required member or a value outside the model's limits (string length, numeric range, list
+// and map sizes, enum values) is a ValidationException listing every violation in AWS's
+// "N validation errors detected: Value X at 'path' failed to satisfy constraint: ..." form.
+// Members the model does not know are ignored, as AWS does. Timestamps given as ISO-8601
+// strings are normalized in place to epoch seconds.
+//
+// Thread-safe after Make().
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/json.h"
+#include "common/status.h"
+
+namespace openglue::api {
+
+class ServiceModel {
+ public:
+  // Parses the embedded model. Internal if it is corrupt (a build problem).
+  static Result<std::unique_ptr<ServiceModel>> MakeEmbedded();
+  // Parses a model document (for tests).
+  static Result<std::unique_ptr<ServiceModel>> Make(const std::string& model_json);
+
+  bool HasOperation(const std::string& operation) const;
+  // Every operation name in the model, sorted.
+  std::vector<std::string> OperationNames() const;
+  // Validates and normalizes `request` for `operation` (which must exist).
+  Status Validate(const std::string& operation, Json* request) const;
+
+ private:
+  explicit ServiceModel(Json model) : model_(std::move(model)) {}
+  Json model_;
+};
+
+}  // namespace openglue::api

@@ -1,0 +1,105 @@
+// Catalog: the Glue Data Catalog's operations over a MetadataStore.
+//
+// Each operation takes the Glue request document (already checked against the service model by
+// the api module: member types, required members and length/range limits) and returns the Glue
+// response document, or a Status whose code names the Glue error (EntityNotFound,
+// AlreadyExists, InvalidInput, ConcurrentModification, ResourceNumberLimitExceeded, Internal).
+// Semantic checks the model cannot express (a partition's value count, an index's keys, a bad
+// Expression, a bad NextToken) are made here.
+//
+// Every write runs in one store transaction: it applies whole or not at all, and is durable
+// when the operation returns. Batch operations apply each item independently and report failed
+// items in the response's Errors instead of failing the call.
+//
+// Names of databases, tables, functions and indexes are folded to lowercase, as Glue does.
+// CatalogId selects a catalog namespace (default: the configured account id).
+//
+// Thread-safe: operations may be called concurrently from many threads.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/json.h"
+#include "common/status.h"
+#include "store/metadata_store.h"
+
+namespace openglue::catalog {
+
+struct CatalogOptions {
+  std::string account_id = "000000000000";
+  std::string region = "us-east-1";
+};
+
+class Catalog {
+ public:
+  // `store` and `clock` are borrowed and must outlive the catalog.
+  static Result<std::unique_ptr<Catalog>> Make(store::MetadataStore* store, const Clock* clock,
+                                               CatalogOptions options);
+
+  using Operation = Result<Json> (Catalog::*)(const Json& request);
+  // The Glue operation names this module implements, with their handlers.
+  static const std::vector<std::pair<std::string, Operation>>& Operations();
+
+  // Databases
+  Result<Json> CreateDatabase(const Json& request);
+  Result<Json> GetDatabase(const Json& request);
+  Result<Json> GetDatabases(const Json& request);
+  Result<Json> UpdateDatabase(const Json& request);
+  Result<Json> DeleteDatabase(const Json& request);
+  // Tables and their versions
+  Result<Json> CreateTable(const Json& request);
+  Result<Json> GetTable(const Json& request);
+  Result<Json> GetTables(const Json& request);
+  Result<Json> UpdateTable(const Json& request);
+  Result<Json> DeleteTable(const Json& request);
+  Result<Json> BatchDeleteTable(const Json& request);
+  Result<Json> GetTableVersion(const Json& request);
+  Result<Json> GetTableVersions(const Json& request);
+  Result<Json> DeleteTableVersion(const Json& request);
+  Result<Json> BatchDeleteTableVersion(const Json& request);
+  Result<Json> SearchTables(const Json& request);
+  // Partitions and partition indexes
+  Result<Json> CreatePartition(const Json& request);
+  Result<Json> BatchCreatePartition(const Json& request);
+  Result<Json> GetPartition(const Json& request);
+  Result<Json> GetPartitions(const Json& request);
+  Result<Json> BatchGetPartition(const Json& request);
+  Result<Json> UpdatePartition(const Json& request);
+  Result<Json> BatchUpdatePartition(const Json& request);
+  Result<Json> DeletePartition(const Json& request);
+  Result<Json> BatchDeletePartition(const Json& request);
+  Result<Json> CreatePartitionIndex(const Json& request);
+  Result<Json> GetPartitionIndexes(const Json& request);
+  Result<Json> DeletePartitionIndex(const Json& request);
+  // User-defined functions
+  Result<Json> CreateUserDefinedFunction(const Json& request);
+  Result<Json> GetUserDefinedFunction(const Json& request);
+  Result<Json> GetUserDefinedFunctions(const Json& request);
+  Result<Json> UpdateUserDefinedFunction(const Json& request);
+  Result<Json> DeleteUserDefinedFunction(const Json& request);
+  // Column statistics
+  Result<Json> GetColumnStatisticsForTable(const Json& request);
+  Result<Json> UpdateColumnStatisticsForTable(const Json& request);
+  Result<Json> DeleteColumnStatisticsForTable(const Json& request);
+  Result<Json> GetColumnStatisticsForPartition(const Json& request);
+  Result<Json> UpdateColumnStatisticsForPartition(const Json& request);
+  Result<Json> DeleteColumnStatisticsForPartition(const Json& request);
+  // Tags on Glue ARNs
+  Result<Json> TagResource(const Json& request);
+  Result<Json> UntagResource(const Json& request);
+  Result<Json> GetTags(const Json& request);
+
+ private:
+  Catalog(store::MetadataStore* store, const Clock* clock, CatalogOptions options)
+      : store_(store), clock_(clock), options_(std::move(options)) {}
+
+  store::MetadataStore* store_;
+  const Clock* clock_;
+  CatalogOptions options_;
+};
+
+}  // namespace openglue::catalog

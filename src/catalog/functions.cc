@@ -1,0 +1,114 @@
+// User-defined functions: Create/Get/Gets/Update/Delete UserDefinedFunction.
+#include "catalog/catalog.h"
+#include "catalog/catalog_util.h"
+#include "common/strings.h"
+
+namespace openglue::catalog {
+namespace {
+
+Json FunctionFromInput(const Json& input, const std::string& catalog_id, const std::string& database,
+                       double create_time) {
+  Json function = Json::object();
+  function["FunctionName"] = GetName(input, "FunctionName");
+  function["DatabaseName"] = database;
+  for (const char* member : {"ClassName", "OwnerName", "FunctionType", "OwnerType", "ResourceUris"})
+    if (input.contains(member) && !input[member].is_null()) function[member] = input[member];
+  if (!function.contains("ResourceUris")) function["ResourceUris"] = Json::array();
+  function["CreateTime"] = create_time;
+  function["CatalogId"] = catalog_id;
+  return function;
+}
+
+}  // namespace
+
+Result<Json> Catalog::CreateUserDefinedFunction(const Json& request) {
+  std::string catalog_id = GetString(request, "CatalogId", options_.account_id);
+  std::string database = GetName(request, "DatabaseName");
+  Json function = FunctionFromInput(request.at("FunctionInput"), catalog_id, database, clock_->NowSeconds());
+  ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  RETURN_NOT_OK(LoadDatabase(txn.get(), catalog_id, database).status());
+  Status st = txn->Insert(kFunction, store::MakeKey({catalog_id, database, function["FunctionName"].get<std::string>()}),
+                          function.dump());
+  if (st.code() == StatusCode::kAlreadyExists) return Status::AlreadyExists("Function already exists.");
+  RETURN_NOT_OK(st);
+  RETURN_NOT_OK(txn->Commit());
+  return Json::object();
+}
+
+Result<Json> Catalog::GetUserDefinedFunction(const Json& request) {
+  std::string catalog_id = GetString(request, "CatalogId", options_.account_id);
+  std::string database = GetName(request, "DatabaseName");
+  std::string name = GetName(request, "FunctionName");
+  ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  RETURN_NOT_OK(LoadDatabase(txn.get(), catalog_id, database).status());
+  ASSIGN_OR_RETURN(auto doc, txn->Get(kFunction, store::MakeKey({catalog_id, database, name})));
+  if (!doc) return Status::EntityNotFound("Function " + name + " not found.");
+  ASSIGN_OR_RETURN(Json function, ParseDoc(*doc));
+  return Json{{"UserDefinedFunction", std::move(function)}};
+}
+
+Result<Json> Catalog::GetUserDefinedFunctions(const Json& request) {
+  std::string catalog_id = GetString(request, "CatalogId", options_.account_id);
+  std::string database = GetName(request, "DatabaseName");
+  ASSIGN_OR_RETURN(NamePattern pattern, NamePattern::Make(GetString(request, "Pattern")));
+  ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  std::string prefix = store::PrefixOf({catalog_id});
+  if (!database.empty()) {
+    RETURN_NOT_OK(LoadDatabase(txn.get(), catalog_id, database).status());
+    prefix = store::PrefixOf({catalog_id, database});
+  }
+  ASSIGN_OR_RETURN(Page page, ScanPage(txn.get(), kFunction, prefix, request, PageSize(request, 100),
+                                       [&](const store::Row& row) -> Result<bool> {
+                                         size_t sep = row.key.rfind(store::kKeySep);
+                                         return pattern.Matches(row.key.substr(sep + 1));
+                                       }));
+  Json list = Json::array();
+  for (const auto& row : page.rows) {
+    ASSIGN_OR_RETURN(Json function, ParseDoc(row.doc));
+    list.push_back(std::move(function));
+  }
+  Json response{{"UserDefinedFunctions", std::move(list)}};
+  if (!page.next_token.empty()) response["NextToken"] = page.next_token;
+  return response;
+}
+
+Result<Json> Catalog::UpdateUserDefinedFunction(const Json& request) {
+  std::string catalog_id = GetString(request, "CatalogId", options_.account_id);
+  std::string database = GetName(request, "DatabaseName");
+  std::string name = GetName(request, "FunctionName");
+  ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  RETURN_NOT_OK(LoadDatabase(txn.get(), catalog_id, database).status());
+  std::string key = store::MakeKey({catalog_id, database, name});
+  ASSIGN_OR_RETURN(auto doc, txn->Get(kFunction, key));
+  if (!doc) return Status::EntityNotFound("Function " + name + " not found.");
+  ASSIGN_OR_RETURN(Json old, ParseDoc(*doc));
+  Json function = FunctionFromInput(request.at("FunctionInput"), catalog_id, database,
+                                    old.value("CreateTime", clock_->NowSeconds()));
+  std::string new_name = function["FunctionName"];
+  if (new_name != name) {
+    // A new FunctionName renames the function.
+    RETURN_NOT_OK(txn->Delete(kFunction, key).status());
+    Status st = txn->Insert(kFunction, store::MakeKey({catalog_id, database, new_name}), function.dump());
+    if (st.code() == StatusCode::kAlreadyExists)
+      return Status::AlreadyExists("Function " + new_name + " already exists.");
+    RETURN_NOT_OK(st);
+  } else {
+    RETURN_NOT_OK(txn->Put(kFunction, key, function.dump()));
+  }
+  RETURN_NOT_OK(txn->Commit());
+  return Json::object();
+}
+
+Result<Json> Catalog::DeleteUserDefinedFunction(const Json& request) {
+  std::string catalog_id = GetString(request, "CatalogId", options_.account_id);
+  std::string database = GetName(request, "DatabaseName");
+  std::string name = GetName(request, "FunctionName");
+  ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  RETURN_NOT_OK(LoadDatabase(txn.get(), catalog_id, database).status());
+  ASSIGN_OR_RETURN(bool existed, txn->Delete(kFunction, store::MakeKey({catalog_id, database, name})));
+  if (!existed) return Status::EntityNotFound("Function " + name + " not found.");
+  RETURN_NOT_OK(txn->Commit());
+  return Json::object();
+}
+
+}  // namespace openglue::catalog

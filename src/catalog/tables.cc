@@ -1,0 +1,390 @@
+// Tables and table versions: CreateTable, GetTable, GetTables, UpdateTable, DeleteTable,
+// BatchDeleteTable, GetTableVersion(s), (Batch)DeleteTableVersion, SearchTables.
+#include <algorithm>
+
+#include "catalog/catalog.h"
+#include "catalog/catalog_util.h"
+#include "common/strings.h"
+
+namespace openglue::catalog {
+namespace {
+
+// The stored Table document from a TableInput.
+Json TableFromInput(const Json& input, const std::string& catalog_id, const std::string& database,
+                    double create_time, double update_time, int64_t version) {
+  Json table = Json::object();
+  table["Name"] = GetName(input, "Name");
+  table["DatabaseName"] = database;
+  for (const char* member :
+       {"Description", "Owner", "LastAccessTime", "LastAnalyzedTime", "Retention",
+        "StorageDescriptor", "PartitionKeys", "ViewOriginalText", "ViewExpandedText", "TableType",
+        "Parameters", "TargetTable", "ViewDefinition"}) {
+    if (input.contains(member) && !input[member].is_null()) table[member] = input[member];
+  }
+  if (!table.contains("PartitionKeys")) table["PartitionKeys"] = Json::array();
+  if (!table.contains("Retention")) table["Retention"] = 0;
+  table["CreateTime"] = create_time;
+  table["UpdateTime"] = update_time;
+  table["IsRegisteredWithLakeFormation"] = false;
+  table["CatalogId"] = catalog_id;
+  table["VersionId"] = std::to_string(version);
+  return table;
+}
+
+Status CheckPartitionKeys(const Json& table) {
+  std::vector<std::string> seen;
+  for (const Json& key : table["PartitionKeys"]) {
+    std::string name = ToLower(GetString(key, "Name"));
+    if (std::find(seen.begin(), seen.end(), name) != seen.end())
+      return Status::InvalidInput("Duplicate partition key '" + name + "'");
+    seen.push_back(name);
+  }
+  return Status::OK();
+}
+
+int64_t CurrentVersion(const Json& table) {
+  try {
+    return std::stoll(GetString(table, "VersionId", "0"));
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+Json OnlyAttributes(const Json& table, const Json& request) {
+  if (!request.contains("AttributesToGet")) return table;
+  Json out = Json::object();
+  out["Name"] = table["Name"];
+  for (const Json& a : request["AttributesToGet"]) {
+    if (a == "TABLE_TYPE" && table.contains("TableType")) out["TableType"] = table["TableType"];
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<Json> Catalog::CreateTable(const Json& request) {
+  std::string catalog_id = GetString(request, "CatalogId", options_.account_id);
+  std::string database = GetName(request, "DatabaseName");
+  double now = clock_->NowSeconds();
+  Json table = TableFromInput(request.at("TableInput"), catalog_id, database, now, now, 0);
+  std::string name = table["Name"];
+  RETURN_NOT_OK(CheckPartitionKeys(table));
+  ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  RETURN_NOT_OK(LoadDatabase(txn.get(), catalog_id, database).status());
+  std::string key = store::MakeKey({catalog_id, database, name});
+  Status st = txn->Insert(kTable, key, table.dump());
+  if (st.code() == StatusCode::kAlreadyExists) return Status::AlreadyExists("Table already exists.");
+  RETURN_NOT_OK(st);
+  RETURN_NOT_OK(txn->Put(kTableVersion, store::MakeKey({catalog_id, database, name, VersionKey(0)}),
+                         table.dump()));
+  if (request.contains("PartitionIndexes")) {
+    if (request["PartitionIndexes"].size() > 3)
+      return Status::ResourceNumberLimitExceeded("A table can have at most 3 partition indexes");
+    for (const Json& index : request["PartitionIndexes"])
+      RETURN_NOT_OK(CreatePartitionIndexInTxn(txn.get(), catalog_id, table, index));
+  }
+  RETURN_NOT_OK(txn->Commit());
+  return Json::object();
+}
+
+Result<Json> Catalog::GetTable(const Json& request) {
+  std::string catalog_id = GetString(request, "CatalogId", options_.account_id);
+  ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  ASSIGN_OR_RETURN(Json table, LoadTable(txn.get(), catalog_id, GetName(request, "DatabaseName"),
+                                         GetName(request, "Name")));
+  return Json{{"Table", std::move(table)}};
+}
+
+Result<Json> Catalog::GetTables(const Json& request) {
+  std::string catalog_id = GetString(request, "CatalogId", options_.account_id);
+  std::string database = GetName(request, "DatabaseName");
+  ASSIGN_OR_RETURN(NamePattern pattern, NamePattern::Make(GetString(request, "Expression")));
+  ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  RETURN_NOT_OK(LoadDatabase(txn.get(), catalog_id, database).status());
+  std::string prefix = store::PrefixOf({catalog_id, database});
+  ASSIGN_OR_RETURN(Page page, ScanPage(txn.get(), kTable, prefix, request, PageSize(request, 100),
+                                       [&](const store::Row& row) -> Result<bool> {
+                                         return pattern.Matches(row.key.substr(prefix.size()));
+                                       }));
+  Json list = Json::array();
+  for (const auto& row : page.rows) {
+    ASSIGN_OR_RETURN(Json table, ParseDoc(row.doc));
+    list.push_back(OnlyAttributes(table, request));
+  }
+  Json response{{"TableList", std::move(list)}};
+  if (!page.next_token.empty()) response["NextToken"] = page.next_token;
+  return response;
+}
+
+Result<Json> Catalog::UpdateTable(const Json& request) {
+  std::string catalog_id = GetString(request, "CatalogId", options_.account_id);
+  std::string database = GetName(request, "DatabaseName");
+  const Json& input = request.at("TableInput");
+  std::string name = GetName(input, "Name");
+  bool skip_archive = request.value("SkipArchive", false);
+  ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  ASSIGN_OR_RETURN(Json old, LoadTable(txn.get(), catalog_id, database, name));
+  int64_t version = CurrentVersion(old);
+  if (request.contains("VersionId") && GetString(request, "VersionId") != std::to_string(version))
+    return Status::ConcurrentModification(
+        "Update table failed due to concurrent modifications: VersionId " +
+        GetString(request, "VersionId") + " is not the current version " + std::to_string(version));
+  Json table = TableFromInput(input, catalog_id, database, old.value("CreateTime", 0.0),
+                              clock_->NowSeconds(), version + 1);
+  RETURN_NOT_OK(CheckPartitionKeys(table));
+  std::string version_prefix_key = store::MakeKey({catalog_id, database, name, VersionKey(version)});
+  if (skip_archive) RETURN_NOT_OK(txn->Delete(kTableVersion, version_prefix_key).status());
+  RETURN_NOT_OK(txn->Put(kTable, store::MakeKey({catalog_id, database, name}), table.dump()));
+  RETURN_NOT_OK(txn->Put(kTableVersion,
+                         store::MakeKey({catalog_id, database, name, VersionKey(version + 1)}),
+                         table.dump()));
+  RETURN_NOT_OK(txn->Commit());
+  return Json::object();
+}
+
+Result<Json> Catalog::DeleteTable(const Json& request) {
+  std::string catalog_id = GetString(request, "CatalogId", options_.account_id);
+  std::string database = GetName(request, "DatabaseName");
+  std::string name = GetName(request, "Name");
+  ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  RETURN_NOT_OK(LoadTable(txn.get(), catalog_id, database, name).status());
+  RETURN_NOT_OK(DeleteTableContents(txn.get(), options_.region, catalog_id, database, name));
+  RETURN_NOT_OK(txn->Commit());
+  return Json::object();
+}
+
+Result<Json> Catalog::BatchDeleteTable(const Json& request) {
+  std::string catalog_id = GetString(request, "CatalogId", options_.account_id);
+  std::string database = GetName(request, "DatabaseName");
+  ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  Json errors = Json::array();
+  for (const Json& entry : request.at("TablesToDelete")) {
+    std::string name = ToLower(entry.get<std::string>());
+    Status st = LoadTable(txn.get(), catalog_id, database, name).status();
+    if (st.ok()) st = DeleteTableContents(txn.get(), options_.region, catalog_id, database, name);
+    if (st.code() == StatusCode::kInternal) return st;
+    if (!st.ok()) errors.push_back({{"TableName", name}, {"ErrorDetail", ErrorDetail(st)}});
+  }
+  RETURN_NOT_OK(txn->Commit());
+  return Json{{"Errors", std::move(errors)}};
+}
+
+Result<Json> Catalog::GetTableVersion(const Json& request) {
+  std::string catalog_id = GetString(request, "CatalogId", options_.account_id);
+  std::string database = GetName(request, "DatabaseName");
+  std::string name = GetName(request, "TableName");
+  ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  ASSIGN_OR_RETURN(Json table, LoadTable(txn.get(), catalog_id, database, name));
+  std::string version_id = GetString(request, "VersionId", GetString(table, "VersionId", "0"));
+  int64_t version = -1;
+  try {
+    size_t used = 0;
+    version = std::stoll(version_id, &used);
+    if (used != version_id.size()) version = -1;
+  } catch (const std::exception&) {
+  }
+  if (version < 0) return Status::InvalidInput("VersionId '" + version_id + "' is not a version number");
+  ASSIGN_OR_RETURN(auto doc, txn->Get(kTableVersion, store::MakeKey({catalog_id, database, name,
+                                                                     VersionKey(version)})));
+  if (!doc) return Status::EntityNotFound("Version " + version_id + " of table " + name + " not found.");
+  ASSIGN_OR_RETURN(Json snapshot, ParseDoc(*doc));
+  return Json{{"TableVersion", {{"Table", std::move(snapshot)}, {"VersionId", version_id}}}};
+}
+
+Result<Json> Catalog::GetTableVersions(const Json& request) {
+  std::string catalog_id = GetString(request, "CatalogId", options_.account_id);
+  std::string database = GetName(request, "DatabaseName");
+  std::string name = GetName(request, "TableName");
+  ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  RETURN_NOT_OK(LoadTable(txn.get(), catalog_id, database, name).status());
+  std::string prefix = store::PrefixOf({catalog_id, database, name});
+  ASSIGN_OR_RETURN(Page page, ScanPage(txn.get(), kTableVersion, prefix, request,
+                                       PageSize(request, 100),
+                                       [](const store::Row&) -> Result<bool> { return true; }));
+  Json list = Json::array();
+  for (const auto& row : page.rows) {
+    ASSIGN_OR_RETURN(Json snapshot, ParseDoc(row.doc));
+    std::string version_id = GetString(snapshot, "VersionId", "0");
+    list.push_back({{"Table", std::move(snapshot)}, {"VersionId", version_id}});
+  }
+  Json response{{"TableVersions", std::move(list)}};
+  if (!page.next_token.empty()) response["NextToken"] = page.next_token;
+  return response;
+}
+
+namespace {
+
+Status DeleteOneVersion(store::Transaction* txn, const std::string& catalog_id,
+                        const std::string& database, const std::string& name,
+                        const Json& table, const std::string& version_id) {
+  int64_t version = -1;
+  try {
+    size_t used = 0;
+    version = std::stoll(version_id, &used);
+    if (used != version_id.size()) version = -1;
+  } catch (const std::exception&) {
+  }
+  if (version < 0) return Status::InvalidInput("VersionId '" + version_id + "' is not a version number");
+  if (version == CurrentVersion(table))
+    return Status::InvalidInput("Version " + version_id + " is the current version of table " +
+                                name + " and cannot be deleted");
+  ASSIGN_OR_RETURN(bool existed, txn->Delete(kTableVersion, store::MakeKey({catalog_id, database, name,
+                                                                           VersionKey(version)})));
+  if (!existed) return Status::EntityNotFound("Version " + version_id + " of table " + name + " not found.");
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<Json> Catalog::DeleteTableVersion(const Json& request) {
+  std::string catalog_id = GetString(request, "CatalogId", options_.account_id);
+  std::string database = GetName(request, "DatabaseName");
+  std::string name = GetName(request, "TableName");
+  ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  ASSIGN_OR_RETURN(Json table, LoadTable(txn.get(), catalog_id, database, name));
+  RETURN_NOT_OK(DeleteOneVersion(txn.get(), catalog_id, database, name, table,
+                                 GetString(request, "VersionId")));
+  RETURN_NOT_OK(txn->Commit());
+  return Json::object();
+}
+
+Result<Json> Catalog::BatchDeleteTableVersion(const Json& request) {
+  std::string catalog_id = GetString(request, "CatalogId", options_.account_id);
+  std::string database = GetName(request, "DatabaseName");
+  std::string name = GetName(request, "TableName");
+  ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  ASSIGN_OR_RETURN(Json table, LoadTable(txn.get(), catalog_id, database, name));
+  Json errors = Json::array();
+  for (const Json& v : request.at("VersionIds")) {
+    std::string version_id = v.get<std::string>();
+    Status st = DeleteOneVersion(txn.get(), catalog_id, database, name, table, version_id);
+    if (st.code() == StatusCode::kInternal) return st;
+    if (!st.ok())
+      errors.push_back({{"TableName", name}, {"VersionId", version_id}, {"ErrorDetail", ErrorDetail(st)}});
+  }
+  RETURN_NOT_OK(txn->Commit());
+  return Json{{"Errors", std::move(errors)}};
+}
+
+namespace {
+
+bool ContainsText(const Json& value, const std::string& needle) {
+  if (value.is_string()) return ToLower(value.get<std::string>()).find(needle) != std::string::npos;
+  return false;
+}
+
+// SearchText matches a table's name, description, parameters, owner, table type and columns.
+bool MatchesSearchText(const Json& table, const std::string& needle) {
+  if (needle.empty()) return true;
+  for (const char* member : {"Name", "DatabaseName", "Description", "Owner", "TableType"})
+    if (table.contains(member) && ContainsText(table[member], needle)) return true;
+  if (table.contains("Parameters"))
+    for (auto& [k, v] : table["Parameters"].items())
+      if (ToLower(k).find(needle) != std::string::npos || ContainsText(v, needle)) return true;
+  auto columns_match = [&](const Json& columns) {
+    for (const Json& c : columns)
+      if ((c.contains("Name") && ContainsText(c["Name"], needle)) ||
+          (c.contains("Comment") && ContainsText(c["Comment"], needle)))
+        return true;
+    return false;
+  };
+  if (table.contains("PartitionKeys") && columns_match(table["PartitionKeys"])) return true;
+  if (table.contains("StorageDescriptor") && table["StorageDescriptor"].contains("Columns") &&
+      columns_match(table["StorageDescriptor"]["Columns"]))
+    return true;
+  return false;
+}
+
+int Compare(const std::string& a, const std::string& b) {
+  char* end_a = nullptr;
+  char* end_b = nullptr;
+  double x = std::strtod(a.c_str(), &end_a);
+  double y = std::strtod(b.c_str(), &end_b);
+  if (!a.empty() && !b.empty() && *end_a == 0 && *end_b == 0) return x < y ? -1 : (x > y ? 1 : 0);
+  return a.compare(b) < 0 ? -1 : (a == b ? 0 : 1);
+}
+
+// One PropertyPredicate of SearchTables. Keys naming a table attribute compare that attribute;
+// any other key compares the table parameter of that name.
+bool MatchesFilter(const Json& table, const Json& filter) {
+  std::string key = GetString(filter, "Key");
+  std::string value = GetString(filter, "Value");
+  std::string comparator = GetString(filter, "Comparator", "EQUALS");
+  std::string actual;
+  bool present = true;
+  if (key == "DatabaseName" || key == "Name" || key == "Description" || key == "Owner" ||
+      key == "TableType") {
+    if (!table.contains(key)) return false;
+    actual = table[key].get<std::string>();
+    // Glue matches names and descriptions by token, not exactly.
+    if ((key == "Name" || key == "Description") && comparator == "EQUALS")
+      return ToLower(actual).find(ToLower(value)) != std::string::npos;
+  } else if (key == "CreateTime" || key == "UpdateTime" || key == "LastAccessTime") {
+    if (!table.contains(key)) return false;
+    actual = std::to_string(table[key].get<double>());
+  } else {
+    present = table.contains("Parameters") && table["Parameters"].contains(key);
+    if (!present) return false;
+    actual = table["Parameters"][key].get<std::string>();
+  }
+  int c = Compare(actual, value);
+  if (comparator == "EQUALS") return c == 0;
+  if (comparator == "GREATER_THAN") return c > 0;
+  if (comparator == "LESS_THAN") return c < 0;
+  if (comparator == "GREATER_THAN_EQUALS") return c >= 0;
+  if (comparator == "LESS_THAN_EQUALS") return c <= 0;
+  return false;
+}
+
+}  // namespace
+
+Result<Json> Catalog::SearchTables(const Json& request) {
+  std::string catalog_id = GetString(request, "CatalogId", options_.account_id);
+  std::string needle = ToLower(GetString(request, "SearchText"));
+  const Json filters = request.value("Filters", Json::array());
+  int64_t limit = PageSize(request, 100);
+  int64_t offset = 0;
+  std::string token = GetString(request, "NextToken");
+  if (!token.empty()) {
+    std::string decoded;
+    bool ok = Base64Decode(token, &decoded) && StartsWith(decoded, "search:");
+    if (ok) {
+      try {
+        offset = std::stoll(decoded.substr(7));
+      } catch (const std::exception&) {
+        ok = false;
+      }
+    }
+    if (!ok || offset < 0) return Status::InvalidInput("Invalid NextToken");
+  }
+  ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  store::ScanOptions scan{store::PrefixOf({catalog_id}), "", -1, false};
+  ASSIGN_OR_RETURN(auto rows, txn->Scan(kTable, scan));
+  std::vector<Json> matches;
+  for (const auto& row : rows) {
+    ASSIGN_OR_RETURN(Json table, ParseDoc(row.doc));
+    if (!MatchesSearchText(table, needle)) continue;
+    bool all = true;
+    for (const Json& f : filters) all = all && MatchesFilter(table, f);
+    if (all) matches.push_back(std::move(table));
+  }
+  if (request.contains("SortCriteria") && !request["SortCriteria"].empty()) {
+    const Json& criterion = request["SortCriteria"][0];
+    std::string field = GetString(criterion, "FieldName", "Name");
+    bool descending = GetString(criterion, "Sort", "ASC") == "DESC";
+    std::stable_sort(matches.begin(), matches.end(), [&](const Json& a, const Json& b) {
+      std::string x = a.contains(field) ? a[field].dump() : "";
+      std::string y = b.contains(field) ? b[field].dump() : "";
+      return descending ? Compare(y, x) < 0 : Compare(x, y) < 0;
+    });
+  }
+  Json list = Json::array();
+  for (int64_t i = offset; i < static_cast<int64_t>(matches.size()) && i < offset + limit; ++i)
+    list.push_back(std::move(matches[i]));
+  Json response{{"TableList", std::move(list)}};
+  if (offset + limit < static_cast<int64_t>(matches.size()))
+    response["NextToken"] = Base64Encode("search:" + std::to_string(offset + limit));
+  return response;
+}
+
+}  // namespace openglue::catalog

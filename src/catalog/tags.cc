@@ -1,0 +1,79 @@
+// Tags on Glue ARNs: TagResource, UntagResource, GetTags.
+//
+// The catalog resolves ARNs of the resources it owns (database, table, userDefinedFunction) and
+// refuses the rest with EntityNotFound until the module that owns them exists.
+#include "catalog/catalog.h"
+#include "catalog/catalog_util.h"
+#include "common/strings.h"
+
+namespace openglue::catalog {
+namespace {
+
+constexpr size_t kMaxTags = 50;
+
+// Checks that `arn` names an existing catalog resource. InvalidInput for a malformed ARN.
+Status CheckArn(store::Transaction* txn, const std::string& arn) {
+  std::vector<std::string> parts = Split(arn, ':');
+  if (parts.size() != 6 || parts[0] != "arn" || parts[2] != "glue" || parts[4].empty())
+    return Status::InvalidInput("Invalid ARN '" + arn + "': expected arn:aws:glue:<region>:<account>:<resource>");
+  const std::string& catalog_id = parts[4];
+  std::vector<std::string> resource = Split(parts[5], '/');
+  const std::string& type = resource[0];
+  if (type == "database" && resource.size() == 2)
+    return LoadDatabase(txn, catalog_id, resource[1]).status();
+  if (type == "table" && resource.size() == 3)
+    return LoadTable(txn, catalog_id, resource[1], resource[2]).status();
+  if (type == "userDefinedFunction" && resource.size() == 3) {
+    RETURN_NOT_OK(LoadDatabase(txn, catalog_id, resource[1]).status());
+    ASSIGN_OR_RETURN(auto doc, txn->Get(kFunction, store::MakeKey({catalog_id, resource[1], resource[2]})));
+    if (!doc) return Status::EntityNotFound("Function " + resource[2] + " not found.");
+    return Status::OK();
+  }
+  return Status::EntityNotFound("Resource " + arn + " not found.");
+}
+
+Result<Json> LoadTags(store::Transaction* txn, const std::string& arn) {
+  ASSIGN_OR_RETURN(auto doc, txn->Get(kTags, arn));
+  if (!doc) return Json::object();
+  return ParseDoc(*doc);
+}
+
+}  // namespace
+
+Status AddTags(store::Transaction* txn, const std::string& arn, const Json& tags) {
+  ASSIGN_OR_RETURN(Json current, LoadTags(txn, arn));
+  for (auto& [key, value] : tags.items()) current[key] = value;
+  if (current.size() > kMaxTags)
+    return Status::InvalidInput("A resource can have at most " + std::to_string(kMaxTags) + " tags");
+  return txn->Put(kTags, arn, current.dump());
+}
+
+Result<Json> Catalog::TagResource(const Json& request) {
+  std::string arn = GetString(request, "ResourceArn");
+  ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  RETURN_NOT_OK(CheckArn(txn.get(), arn));
+  RETURN_NOT_OK(AddTags(txn.get(), arn, request.at("TagsToAdd")));
+  RETURN_NOT_OK(txn->Commit());
+  return Json::object();
+}
+
+Result<Json> Catalog::UntagResource(const Json& request) {
+  std::string arn = GetString(request, "ResourceArn");
+  ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  RETURN_NOT_OK(CheckArn(txn.get(), arn));
+  ASSIGN_OR_RETURN(Json current, LoadTags(txn.get(), arn));
+  for (const Json& key : request.at("TagsToRemove")) current.erase(key.get<std::string>());
+  RETURN_NOT_OK(txn->Put(kTags, arn, current.dump()));
+  RETURN_NOT_OK(txn->Commit());
+  return Json::object();
+}
+
+Result<Json> Catalog::GetTags(const Json& request) {
+  std::string arn = GetString(request, "ResourceArn");
+  ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  RETURN_NOT_OK(CheckArn(txn.get(), arn));
+  ASSIGN_OR_RETURN(Json tags, LoadTags(txn.get(), arn));
+  return Json{{"Tags", std::move(tags)}};
+}
+
+}  // namespace openglue::catalog

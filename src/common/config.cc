@@ -1,0 +1,97 @@
+#include "common/config.h"
+
+#include <fstream>
+
+#include "common/strings.h"
+
+namespace openglue {
+namespace {
+
+Status ParseInt(const std::string& key, const std::string& value, int min, int max, int* out) {
+  try {
+    size_t used = 0;
+    long v = std::stol(value, &used);
+    if (used != value.size() || v < min || v > max) throw std::out_of_range(key);
+    *out = static_cast<int>(v);
+    return Status::OK();
+  } catch (const std::exception&) {
+    return Status::InvalidInput("config '" + key + "' must be an integer from " +
+                                std::to_string(min) + " to " + std::to_string(max) + ", got '" +
+                                value + "'");
+  }
+}
+
+}  // namespace
+
+Status ServerConfig::Set(const std::string& raw_key, const std::string& value) {
+  std::string key = raw_key;
+  for (char& c : key) if (c == '-') c = '_';
+  if (key == "host") host = value;
+  else if (key == "port") return ParseInt(key, value, 0, 65535, &port);
+  else if (key == "data_dir") data_dir = value;
+  else if (key == "access_key_id") {
+    std::string secret = credentials.empty() ? "" : credentials.begin()->second;
+    credentials.clear();
+    credentials[value] = secret;
+  } else if (key == "secret_access_key") {
+    std::string id = credentials.empty() ? "test" : credentials.begin()->first;
+    credentials.clear();
+    credentials[id] = value;
+  } else if (key == "credentials") {
+    size_t colon = value.find(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == value.size())
+      return Status::InvalidInput("config 'credentials' must be ACCESS_KEY_ID:SECRET");
+    credentials[value.substr(0, colon)] = value.substr(colon + 1);
+  } else if (key == "region") region = value;
+  else if (key == "account_id") account_id = value;
+  else if (key == "log_level") {
+    if (value != "debug" && value != "info" && value != "warn" && value != "error")
+      return Status::InvalidInput("config 'log_level' must be debug, info, warn or error");
+    log_level = value;
+  } else if (key == "max_clock_skew_seconds") {
+    return ParseInt(key, value, 1, 7 * 24 * 3600, &max_clock_skew_seconds);
+  } else if (key == "http_threads") {
+    return ParseInt(key, value, 2, 4096, &http_threads);
+  } else if (key == "auth") {
+    if (value == "sigv4") require_auth = true;
+    else if (value == "none") require_auth = false;
+    else return Status::InvalidInput("config 'auth' must be sigv4 or none");
+  } else if (key == "port_file") port_file = value;
+  else return Status::InvalidInput("unknown config key '" + raw_key + "'");
+  return Status::OK();
+}
+
+Status LoadConfigFile(const std::string& path, ServerConfig* config) {
+  std::ifstream in(path);
+  if (!in) return Status::InvalidInput("cannot read config file '" + path + "'");
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    std::string text = Trim(line);
+    if (text.empty() || text[0] == '#') continue;
+    size_t eq = text.find('=');
+    if (eq == std::string::npos)
+      return Status::InvalidInput(path + ":" + std::to_string(number) + ": expected key = value");
+    Status st = config->Set(Trim(text.substr(0, eq)), Trim(text.substr(eq + 1)));
+    if (!st.ok())
+      return Status::InvalidInput(path + ":" + std::to_string(number) + ": " + st.message());
+  }
+  return Status::OK();
+}
+
+Status ApplyEnvironment(const std::vector<std::string>& environment, ServerConfig* config) {
+  static const char* kPrefix = "OPENGLUE_";
+  for (const std::string& entry : environment) {
+    if (!StartsWith(entry, kPrefix)) continue;
+    size_t eq = entry.find('=');
+    if (eq == std::string::npos) continue;
+    std::string key = ToLower(entry.substr(9, eq - 9));
+    if (key == "config") continue;  // the file itself is chosen by the caller
+    Status st = config->Set(key, entry.substr(eq + 1));
+    if (!st.ok()) return Status::InvalidInput("environment " + entry.substr(0, eq) + ": " + st.message());
+  }
+  return Status::OK();
+}
+
+}  // namespace openglue

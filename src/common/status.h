@@ -1,0 +1,107 @@
+// Status and Result<T>: the error currency of OpenGlue.
+//
+// Every fallible function returns a Status or a Result<T>. The codes map one-to-one onto the
+// error names of the AWS Glue service model (the api module owns that table), so a Status can
+// travel from the store up to the HTTP response without translation in between.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace openglue {
+
+enum class StatusCode {
+  kOk = 0,
+  kEntityNotFound,
+  kAlreadyExists,
+  kInvalidInput,
+  kValidation,             // a member violates the service model's constraints
+  kSerialization,          // the request body is not the JSON the model describes
+  kUnknownOperation,
+  kConcurrentModification,
+  kConcurrentRunsExceeded,
+  kResourceNumberLimitExceeded,
+  kOperationTimeout,
+  kAccessDenied,
+  kMissingAuthenticationToken,
+  kIncompleteSignature,
+  kInvalidSignature,
+  kUnrecognizedClient,
+  kInternal,
+};
+
+class [[nodiscard]] Status {
+ public:
+  Status() = default;
+  Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
+
+  static Status OK() { return Status(); }
+  static Status EntityNotFound(std::string m) { return {StatusCode::kEntityNotFound, std::move(m)}; }
+  static Status AlreadyExists(std::string m) { return {StatusCode::kAlreadyExists, std::move(m)}; }
+  static Status InvalidInput(std::string m) { return {StatusCode::kInvalidInput, std::move(m)}; }
+  static Status Validation(std::string m) { return {StatusCode::kValidation, std::move(m)}; }
+  static Status Serialization(std::string m) { return {StatusCode::kSerialization, std::move(m)}; }
+  static Status ConcurrentModification(std::string m) {
+    return {StatusCode::kConcurrentModification, std::move(m)};
+  }
+  static Status ResourceNumberLimitExceeded(std::string m) {
+    return {StatusCode::kResourceNumberLimitExceeded, std::move(m)};
+  }
+  static Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+
+  bool ok() const { return code_ == StatusCode::kOk; }
+  StatusCode code() const { return code_; }
+  const std::string& message() const { return message_; }
+  std::string ToString() const;
+
+ private:
+  StatusCode code_ = StatusCode::kOk;
+  std::string message_;
+};
+
+// Result<T> holds either a value or a non-OK Status.
+template <typename T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design, as in Arrow
+  Result(Status status) : status_(std::move(status)) {
+    if (status_.ok()) status_ = Status::Internal("Result constructed from an OK status");
+  }
+
+  bool ok() const { return value_.has_value(); }
+  const Status& status() const { return status_; }
+  T& value() & { return *value_; }
+  const T& value() const& { return *value_; }
+  T&& value() && { return std::move(*value_); }
+  T* operator->() { return &*value_; }
+  const T* operator->() const { return &*value_; }
+  T& operator*() & { return *value_; }
+  const T& operator*() const& { return *value_; }
+
+ private:
+  Status status_;
+  std::optional<T> value_;
+};
+
+const char* StatusCodeName(StatusCode code);
+
+}  // namespace openglue
+
+#define OG_CONCAT_INNER(a, b) a##b
+#define OG_CONCAT(a, b) OG_CONCAT_INNER(a, b)
+
+#define RETURN_NOT_OK(expr)                        \
+  do {                                             \
+    ::openglue::Status _og_status = (expr);        \
+    if (!_og_status.ok()) return _og_status;       \
+  } while (false)
+
+#define OG_ASSIGN_OR_RETURN_IMPL(tmp, lhs, rexpr) \
+  auto tmp = (rexpr);                             \
+  if (!tmp.ok()) return tmp.status();             \
+  lhs = std::move(tmp).value()
+
+#define ASSIGN_OR_RETURN(lhs, rexpr) \
+  OG_ASSIGN_OR_RETURN_IMPL(OG_CONCAT(_og_result_, __LINE__), lhs, rexpr)

@@ -1,0 +1,189 @@
+// openglue: wiring only. Parses the command line and configuration, builds the store, the
+// catalog and the API, and serves until SIGINT or SIGTERM.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "api/http_server.h"
+#include "api/router.h"
+#include "api/service_model.h"
+#include "catalog/catalog.h"
+#include "common/clock.h"
+#include "common/config.h"
+#include "common/logging.h"
+#include "store/sqlite_store.h"
+
+extern char** environ;
+
+namespace {
+
+constexpr const char* kVersion = "0.1.0";
+
+const char* kUsage = R"(openglue - a self-hostable AWS Glue
+
+Usage:
+  openglue serve [options]     start the server (Glue JSON 1.1 API on HTTP)
+  openglue operations          list the Glue operations and whether OpenGlue implements them
+  openglue version             print the version
+  openglue --help              this text
+
+Run `openglue serve --help` for the server's options.
+)";
+
+const char* kServeUsage = R"(openglue serve - start the OpenGlue server
+
+Usage: openglue serve [options]
+
+Options (each also settable in the config file as `key = value` and in the environment as
+OPENGLUE_<KEY>; flags win over the environment, which wins over the file):
+  --config FILE                 config file (env OPENGLUE_CONFIG)
+  --host ADDR                   listen address            [127.0.0.1]
+  --port N                      listen port, 0 = any free [4690]
+  --data-dir DIR                where everything is kept  [./openglue-data]
+  --access-key-id ID            accepted SigV4 access key [test]
+  --secret-access-key SECRET    its secret                [test]
+  --region NAME                 region in ARNs            [us-east-1]
+  --account-id ID               default CatalogId         [000000000000]
+  --log-level LEVEL             debug|info|warn|error     [info]
+  --max-clock-skew-seconds N    allowed request clock skew[900]
+  --http-threads N              connection worker threads [64]
+  --auth sigv4|none             request authentication    [sigv4]
+  --port-file FILE              write the bound port here once listening
+  --help                        this text
+
+Clients: boto3.client("glue", endpoint_url="http://127.0.0.1:4690", region_name="us-east-1",
+aws_access_key_id="test", aws_secret_access_key="test")
+)";
+
+std::vector<std::string> Environment() {
+  std::vector<std::string> out;
+  for (char** e = environ; e && *e; ++e) out.emplace_back(*e);
+  return out;
+}
+
+int Fail(const std::string& message) {
+  std::cerr << "openglue: " << message << "\n";
+  return 2;
+}
+
+int Serve(int argc, char** argv) {
+  using namespace openglue;
+  ServerConfig config;
+  std::string config_file;
+  if (const char* env = std::getenv("OPENGLUE_CONFIG")) config_file = env;
+  std::vector<std::pair<std::string, std::string>> flags;
+  for (int i = 0; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::cout << kServeUsage;
+      return 0;
+    }
+    if (arg.rfind("--", 0) != 0) return Fail("unexpected argument '" + arg + "' (see --help)");
+    std::string key = arg.substr(2), value;
+    size_t eq = key.find('=');
+    if (eq != std::string::npos) {
+      value = key.substr(eq + 1);
+      key = key.substr(0, eq);
+    } else {
+      if (i + 1 >= argc) return Fail("option --" + key + " needs a value (see --help)");
+      value = argv[++i];
+    }
+    if (key == "config") config_file = value;
+    else flags.emplace_back(key, value);
+  }
+  Status st;
+  if (!config_file.empty() && !(st = LoadConfigFile(config_file, &config)).ok()) return Fail(st.message());
+  if (!(st = ApplyEnvironment(Environment(), &config)).ok()) return Fail(st.message());
+  for (const auto& [key, value] : flags) {
+    if (!(st = config.Set(key, value)).ok()) return Fail("--" + key + ": " + st.message());
+  }
+  LogLevel level = LogLevel::kInfo;
+  ParseLogLevel(config.log_level, &level);
+  SetLogLevel(level);
+
+  std::error_code ec;
+  std::filesystem::create_directories(config.data_dir, ec);
+  if (ec) return Fail("cannot create data directory '" + config.data_dir + "': " + ec.message());
+
+  // Signals are taken by a dedicated thread; block them before any other thread starts.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  SystemClock clock;
+  auto store = store::SqliteStore::Make(config.data_dir + "/catalog.db");
+  if (!store.ok()) return Fail(store.status().message());
+  catalog::CatalogOptions catalog_options{config.account_id, config.region};
+  auto catalog = catalog::Catalog::Make(store->get(), &clock, catalog_options);
+  if (!catalog.ok()) return Fail(catalog.status().message());
+  auto model = api::ServiceModel::MakeEmbedded();
+  if (!model.ok()) return Fail(model.status().message());
+  api::Router router(model->get());
+  router.RegisterCatalog(catalog->get());
+  auto server = api::HttpServer::Make(config, &router, &clock);
+  if (!server.ok()) return Fail(server.status().message());
+  if (!(st = (*server)->Bind()).ok()) return Fail(st.message());
+
+  int port = (*server)->port();
+  if (!config.port_file.empty()) {
+    std::string tmp = config.port_file + ".tmp";
+    std::ofstream(tmp) << port << "\n";
+    std::filesystem::rename(tmp, config.port_file, ec);
+  }
+  OG_LOG(kInfo, "openglue " << kVersion << " listening on http://" << config.host << ":" << port
+                            << " (data dir " << config.data_dir << ", auth "
+                            << (config.require_auth ? "sigv4" : "none") << ")");
+
+  std::thread waiter([&] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    OG_LOG(kInfo, "signal " << sig << " received, stopping");
+    (*server)->Stop();
+  });
+  st = (*server)->Serve();
+  // Wake the waiter if the server stopped on its own.
+  pthread_kill(waiter.native_handle(), SIGTERM);
+  waiter.join();
+  if (!st.ok()) return Fail(st.message());
+  OG_LOG(kInfo, "stopped");
+  return 0;
+}
+
+int ListOperations() {
+  using namespace openglue;
+  auto model = api::ServiceModel::MakeEmbedded();
+  if (!model.ok()) return Fail(model.status().message());
+  api::Router router(model->get());
+  SystemClock clock;
+  // A catalog is only needed for its operation table.
+  for (const auto& [name, method] : catalog::Catalog::Operations()) router.RegisterGlue(name, nullptr);
+  for (const std::string& name : (*model)->OperationNames())
+    std::cout << name << "\t" << (router.Implements(name) ? "implemented" : "not yet") << "\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
+      std::strcmp(argv[1], "help") == 0) {
+    std::cout << kUsage;
+    return argc < 2 ? 2 : 0;
+  }
+  std::string command = argv[1];
+  if (command == "serve") return Serve(argc - 2, argv + 2);
+  if (command == "operations") return ListOperations();
+  if (command == "version" || command == "--version") {
+    std::cout << "openglue " << kVersion << "\n";
+    return 0;
+  }
+  return Fail("unknown command '" + command + "' (see --help)");
+}
