@@ -51,7 +51,8 @@ OPENGLUE_<KEY>; flags win over the environment, which wins over the file):
   --account-id ID               default CatalogId         [000000000000]
   --log-level LEVEL             debug|info|warn|error     [info]
   --max-clock-skew-seconds N    allowed request clock skew[900]
-  --http-threads N              connection worker threads [64]
+  --http-threads N              connection threads started up front (more are started
+                                on demand, up to 1024 connections at once) [64]
   --auth sigv4|none             request authentication    [sigv4]
   --port-file FILE              write the bound port here once listening
   --help                        this text
@@ -90,7 +91,14 @@ int Serve(int argc, char** argv) {
       value = key.substr(eq + 1);
       key = key.substr(0, eq);
     } else {
-      if (i + 1 >= argc) return Fail("option --" + key + " needs a value (see --help)");
+      // A following "--flag" is the next option, not this one's value (use --key=--value).
+      if (i + 1 >= argc || std::strncmp(argv[i + 1], "--", 2) == 0) {
+        // Tell an unknown flag apart from a known one given without its value.
+        Status probe = ServerConfig().Set(key, "");
+        if (!probe.ok() && probe.message().rfind("unknown config key", 0) == 0)
+          return Fail("unknown option --" + key + " (see --help)");
+        return Fail("option --" + key + " needs a value (see --help)");
+      }
       value = argv[++i];
     }
     if (key == "config") config_file = value;

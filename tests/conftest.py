@@ -25,9 +25,11 @@ REGION = "us-east-1"
 class Server:
     """One openglue server process over a data directory that outlives restarts."""
 
-    def __init__(self, data_dir, extra_args=()):
+    def __init__(self, data_dir, extra_args=(), env=None):
         self.data_dir = data_dir
         self.extra_args = list(extra_args)
+        # Extra environment variables for the server process (added to this process's own).
+        self.env = dict(env or {})
         self.proc = None
         self.port = None
         self.log_path = os.path.join(data_dir, "server.log")
@@ -44,7 +46,7 @@ class Server:
         self.proc = subprocess.Popen(
             [BIN, "serve", "--port", "0", "--data-dir", self.data_dir, "--port-file", port_file,
              "--log-level", "info", *self.extra_args],
-            stdout=log, stderr=subprocess.STDOUT)
+            stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **self.env})
         deadline = time.time() + 30
         while time.time() < deadline:
             if self.proc.poll() is not None:
@@ -74,9 +76,10 @@ class Server:
         except OSError:
             return ""
 
-    def client(self, service="glue", **kwargs):
+    def client(self, service="glue", parameter_validation=True, **kwargs):
         config = botocore.config.Config(retries={"max_attempts": 1, "mode": "standard"},
-                                        read_timeout=120)
+                                        read_timeout=120,
+                                        parameter_validation=parameter_validation)
         return boto3.client(service, endpoint_url=self.endpoint, region_name=REGION,
                             aws_access_key_id=kwargs.pop("key", ACCESS_KEY),
                             aws_secret_access_key=kwargs.pop("secret", SECRET_KEY),
@@ -104,7 +107,17 @@ def fresh_server():
 
 @pytest.fixture()
 def glue(server):
-    return server.client()
+    client = server.client()
+    yield client
+    client.close()
+
+
+@pytest.fixture()
+def raw_glue(server):
+    """A client that sends requests botocore would refuse, so the server's own checks show."""
+    client = server.client(parameter_validation=False)
+    yield client
+    client.close()
 
 
 @pytest.fixture()
@@ -149,3 +162,49 @@ def partition_input(values, location=None):
         },
         "Parameters": {},
     }
+
+
+# --- Helpers for the Data Catalog tests -------------------------------------------------------
+
+import contextlib  # noqa: E402
+
+import botocore.exceptions  # noqa: E402
+
+ACCOUNT_ID = "000000000000"
+
+
+@contextlib.contextmanager
+def raises_glue(code, *fragments):
+    """Expects the block to fail with the Glue error `code` whose message contains every one of
+    `fragments` (case-insensitive). Yields pytest's ExceptionInfo."""
+    with pytest.raises(botocore.exceptions.ClientError) as info:
+        yield info
+    error = info.value.response["Error"]
+    assert error["Code"] == code, f"expected {code}, got {error['Code']}: {error.get('Message')}"
+    message = error.get("Message", "")
+    for fragment in fragments:
+        assert fragment.lower() in message.lower(), f"{fragment!r} not in message {message!r}"
+
+
+def unique(prefix):
+    return prefix + "_" + uuid.uuid4().hex[:10]
+
+
+def database_arn(database):
+    return f"arn:aws:glue:{REGION}:{ACCOUNT_ID}:database/{database}"
+
+
+def table_arn(database, table):
+    return f"arn:aws:glue:{REGION}:{ACCOUNT_ID}:table/{database}/{table}"
+
+
+def all_pages(call, key, **kwargs):
+    """Every item of a paged Glue list operation, following NextToken by hand."""
+    items = []
+    token = None
+    while True:
+        page = call(**kwargs, **({"NextToken": token} if token else {}))
+        items.extend(page[key])
+        token = page.get("NextToken")
+        if not token:
+            return items

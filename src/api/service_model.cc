@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <ctime>
 
 #include "common/strings.h"
@@ -104,6 +105,12 @@ class Validator {
         if (!value->contains(name) || (*value)[name].is_null())
           Violation("null", Join(path, name), "Member must not be null");
       }
+      // Members the model does not know are dropped, as AWS does, so the catalog never
+      // stores them (it copies nested structures such as StorageDescriptor whole).
+      for (auto m = value->begin(); m != value->end();) {
+        if (members.contains(m.key())) ++m;
+        else m = value->erase(m);
+      }
       int set_members = 0;
       for (auto& [name, member] : value->items()) {
         auto m = members.find(name);
@@ -170,6 +177,10 @@ class Validator {
           return TypeError(path, "an integer", *value);
         }
       }
+      // An integer above INT64_MAX arrives as an unsigned number; get<int64_t> would wrap it.
+      if (value->is_number_unsigned() &&
+          value->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+        return Status::Serialization("Member '" + path + "' is out of range for a 64-bit integer");
       int64_t v = value->get<int64_t>();
       if (shape.contains("min") && v < shape["min"].get<int64_t>())
         Violation(Shown(*value), path, "Member must have value greater than or equal to " + shape["min"].dump());

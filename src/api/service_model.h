@@ -6,8 +6,8 @@
 // required member or a value outside the model's limits (string length, numeric range, list
 // and map sizes, enum values) is a ValidationException listing every violation in AWS's
 // "N validation errors detected: Value X at 'path' failed to satisfy constraint: ..." form.
-// Members the model does not know are ignored, as AWS does. Timestamps given as ISO-8601
-// strings are normalized in place to epoch seconds.
+// Members the model does not know are removed from the request, as AWS ignores them.
+// Timestamps given as ISO-8601 strings are normalized in place to epoch seconds.
 //
 // Thread-safe after Make().
 #pragma once

@@ -185,6 +185,12 @@ std::string TableArn(const std::string& region, const std::string& catalog_id,
   return "arn:aws:glue:" + region + ":" + catalog_id + ":table/" + database + "/" + table;
 }
 
+std::string FunctionArn(const std::string& region, const std::string& catalog_id,
+                        const std::string& database, const std::string& function) {
+  return "arn:aws:glue:" + region + ":" + catalog_id + ":userDefinedFunction/" + database + "/" +
+         function;
+}
+
 Status DeleteTableContents(store::Transaction* txn, const std::string& region,
                            const std::string& catalog_id, const std::string& database,
                            const std::string& table) {

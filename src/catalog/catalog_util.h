@@ -84,6 +84,8 @@ std::string DatabaseArn(const std::string& region, const std::string& catalog_id
                         const std::string& database);
 std::string TableArn(const std::string& region, const std::string& catalog_id,
                      const std::string& database, const std::string& table);
+std::string FunctionArn(const std::string& region, const std::string& catalog_id,
+                        const std::string& database, const std::string& function);
 
 // Removes a table and everything hanging off it (versions, partitions, indexes, statistics,
 // tags) inside `txn`.

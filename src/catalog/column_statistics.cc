@@ -44,6 +44,11 @@ Result<StatsOwner> ResolveOwner(store::Transaction* txn, const Json& request,
     return owner;
   }
   const Json& values = request.at("PartitionValues");
+  size_t key_count = table_doc.value("PartitionKeys", Json::array()).size();
+  if (values.size() != key_count)
+    return Status::InvalidInput("The number of partition values (" + std::to_string(values.size()) +
+                                ") does not match the number of partition keys (" +
+                                std::to_string(key_count) + ") of table " + table);
   ASSIGN_OR_RETURN(std::string value_key, PartitionValueKey(values));
   ASSIGN_OR_RETURN(auto doc, txn->Get(kPartition, table_prefix + value_key));
   if (!doc) return Status::EntityNotFound("Partition not found.");

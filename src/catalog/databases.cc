@@ -106,6 +106,7 @@ Result<Json> Catalog::DeleteDatabase(const Json& request) {
     RETURN_NOT_OK(DeleteTableContents(txn.get(), options_.region, catalog_id, name, table));
   }
   RETURN_NOT_OK(txn->DeletePrefix(kFunction, prefix).status());
+  RETURN_NOT_OK(txn->DeletePrefix(kTags, FunctionArn(options_.region, catalog_id, name, "")).status());
   RETURN_NOT_OK(txn->Delete(kDatabase, store::MakeKey({catalog_id, name})).status());
   RETURN_NOT_OK(txn->Delete(kTags, DatabaseArn(options_.region, catalog_id, name)).status());
   RETURN_NOT_OK(txn->Commit());

@@ -92,6 +92,13 @@ Result<Json> Catalog::UpdateUserDefinedFunction(const Json& request) {
     if (st.code() == StatusCode::kAlreadyExists)
       return Status::AlreadyExists("Function " + new_name + " already exists.");
     RETURN_NOT_OK(st);
+    // The tags go with the function to its new ARN.
+    std::string old_arn = FunctionArn(options_.region, catalog_id, database, name);
+    ASSIGN_OR_RETURN(auto tags, txn->Get(kTags, old_arn));
+    if (tags) {
+      RETURN_NOT_OK(txn->Put(kTags, FunctionArn(options_.region, catalog_id, database, new_name), *tags));
+      RETURN_NOT_OK(txn->Delete(kTags, old_arn).status());
+    }
   } else {
     RETURN_NOT_OK(txn->Put(kFunction, key, function.dump()));
   }
@@ -107,6 +114,7 @@ Result<Json> Catalog::DeleteUserDefinedFunction(const Json& request) {
   RETURN_NOT_OK(LoadDatabase(txn.get(), catalog_id, database).status());
   ASSIGN_OR_RETURN(bool existed, txn->Delete(kFunction, store::MakeKey({catalog_id, database, name})));
   if (!existed) return Status::EntityNotFound("Function " + name + " not found.");
+  RETURN_NOT_OK(txn->Delete(kTags, FunctionArn(options_.region, catalog_id, database, name)).status());
   RETURN_NOT_OK(txn->Commit());
   return Json::object();
 }

@@ -150,10 +150,14 @@ Status ReplacePartition(store::Transaction* txn, const TableContext& ctx,
   if (!merged_input.contains("Values")) merged_input["Values"] = old_values;
   Json partition = PartitionFromInput(merged_input, ctx, old.value("CreationTime", 0.0));
   RETURN_NOT_OK(CheckValueCount(ctx, partition["Values"]));
+  ASSIGN_OR_RETURN(std::string value_key, PartitionValueKey(partition["Values"]));
   if (partition["Values"] == old["Values"]) {
-    ASSIGN_OR_RETURN(std::string value_key, PartitionValueKey(partition["Values"]));
     return txn->Put(kPartition, ctx.prefix + value_key, partition.dump());
   }
+  // Refuse before removing anything: a failed item of a batch must leave its partition as it
+  // was, since the batch's transaction still commits.
+  ASSIGN_OR_RETURN(auto taken, txn->Get(kPartition, ctx.prefix + value_key));
+  if (taken) return Status::AlreadyExists("Partition already exists.");
   RETURN_NOT_OK(RemovePartition(txn, ctx, indexes, old_values));
   return InsertPartition(txn, ctx, indexes, partition);
 }
@@ -286,7 +290,7 @@ Status CreatePartitionIndexInTxn(store::Transaction* txn, const std::string& cat
     ctx.keys.push_back({ToLower(GetString(key, "Name")), ToLower(GetString(key, "Type", "string"))});
   ctx.prefix = store::PrefixOf({ctx.catalog_id, ctx.database, ctx.table});
 
-  std::string name = GetString(index, "IndexName");
+  std::string name = ToLower(GetString(index, "IndexName"));
   if (name.empty()) return Status::InvalidInput("PartitionIndex.IndexName must not be empty");
   for (char c : name)
     if (static_cast<unsigned char>(c) < 0x20)
@@ -400,6 +404,9 @@ Result<Json> Catalog::GetPartitions(const Json& request) {
   std::vector<std::string_view> values;
   auto consider = [&](std::string_view full_key) {
     if (!after.empty() && full_key <= after) return true;
+    // Plan ranges can nest (a last value "20" also covers "2024"): every key is considered
+    // once, in key order, by moving `after` past it.
+    after = std::string(full_key);
     std::string_view value_key = full_key.substr(ctx.prefix.size());
     if (total_segments > 1 &&
         static_cast<int64_t>(Fnv1a(value_key) % static_cast<uint64_t>(total_segments)) != segment)
@@ -548,7 +555,7 @@ Result<Json> Catalog::GetPartitionIndexes(const Json& request) {
 Result<Json> Catalog::DeletePartitionIndex(const Json& request) {
   ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
   ASSIGN_OR_RETURN(TableContext ctx, LoadTableContext(txn.get(), request, options_.account_id));
-  std::string name = GetString(request, "IndexName");
+  std::string name = ToLower(GetString(request, "IndexName"));
   ASSIGN_OR_RETURN(bool existed, txn->Delete(kPartitionIndex, ctx.prefix + name));
   if (!existed) return Status::EntityNotFound("Partition index " + name + " not found on table " + ctx.table);
   RETURN_NOT_OK(txn->DeletePrefix(kPartitionIndexEntry,

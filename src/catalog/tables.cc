@@ -1,6 +1,7 @@
 // Tables and table versions: CreateTable, GetTable, GetTables, UpdateTable, DeleteTable,
 // BatchDeleteTable, GetTableVersion(s), (Batch)DeleteTableVersion, SearchTables.
 #include <algorithm>
+#include <cctype>
 
 #include "catalog/catalog.h"
 #include "catalog/catalog_util.h"
@@ -48,6 +49,33 @@ int64_t CurrentVersion(const Json& table) {
   } catch (const std::exception&) {
     return 0;
   }
+}
+
+// Partition index entries hold each value in the canonical text of its key's type, so when
+// UpdateTable changes the partition keys, every index of the table is rebuilt for the new keys.
+// InvalidInput, naming the index, when an indexed key is gone or no longer indexable.
+Status RebuildPartitionIndexes(store::Transaction* txn, const std::string& catalog_id,
+                               const Json& table) {
+  std::string database = GetString(table, "DatabaseName");
+  std::string name = GetString(table, "Name");
+  std::string prefix = store::PrefixOf({catalog_id, database, name});
+  ASSIGN_OR_RETURN(auto rows, txn->Scan(kPartitionIndex, store::ScanOptions{prefix, "", -1, false}));
+  for (const auto& row : rows) {
+    ASSIGN_OR_RETURN(Json descriptor, ParseDoc(row.doc));
+    std::string index_name = row.key.substr(prefix.size());
+    Json keys = Json::array();
+    for (const Json& key : descriptor.value("Keys", Json::array())) keys.push_back(GetString(key, "Name"));
+    RETURN_NOT_OK(txn->Delete(kPartitionIndex, row.key).status());
+    RETURN_NOT_OK(txn->DeletePrefix(kPartitionIndexEntry,
+                                    store::PrefixOf({catalog_id, database, name, index_name})).status());
+    Status st = CreatePartitionIndexInTxn(txn, catalog_id, table,
+                                          Json{{"IndexName", index_name}, {"Keys", keys}});
+    if (st.code() == StatusCode::kInvalidInput)
+      return Status::InvalidInput("The new partition keys do not suit partition index " + index_name +
+                                  " (" + st.message() + "); delete the index first");
+    RETURN_NOT_OK(st);
+  }
+  return Status::OK();
 }
 
 Json OnlyAttributes(const Json& table, const Json& request) {
@@ -132,6 +160,8 @@ Result<Json> Catalog::UpdateTable(const Json& request) {
   Json table = TableFromInput(input, catalog_id, database, old.value("CreateTime", 0.0),
                               clock_->NowSeconds(), version + 1);
   RETURN_NOT_OK(CheckPartitionKeys(table));
+  if (table["PartitionKeys"] != old.value("PartitionKeys", Json::array()))
+    RETURN_NOT_OK(RebuildPartitionIndexes(txn.get(), catalog_id, table));
   std::string version_prefix_key = store::MakeKey({catalog_id, database, name, VersionKey(version)});
   if (skip_archive) RETURN_NOT_OK(txn->Delete(kTableVersion, version_prefix_key).status());
   RETURN_NOT_OK(txn->Put(kTable, store::MakeKey({catalog_id, database, name}), table.dump()));
@@ -268,23 +298,31 @@ Result<Json> Catalog::BatchDeleteTableVersion(const Json& request) {
 
 namespace {
 
-bool ContainsText(const Json& value, const std::string& needle) {
-  if (value.is_string()) return ToLower(value.get<std::string>()).find(needle) != std::string::npos;
-  return false;
+// A SearchText in double quotes asks for an exact match of a whole value, otherwise any
+// value containing it matches.
+bool TextMatches(const std::string& text, const std::string& needle, bool exact) {
+  std::string lower = ToLower(text);
+  return exact ? lower == needle : lower.find(needle) != std::string::npos;
+}
+
+bool ContainsText(const Json& value, const std::string& needle, bool exact) {
+  return value.is_string() && TextMatches(value.get<std::string>(), needle, exact);
 }
 
 // SearchText matches a table's name, description, parameters, owner, table type and columns.
-bool MatchesSearchText(const Json& table, const std::string& needle) {
+bool MatchesSearchText(const Json& table, std::string needle) {
   if (needle.empty()) return true;
+  bool exact = needle.size() >= 2 && needle.front() == '"' && needle.back() == '"';
+  if (exact) needle = needle.substr(1, needle.size() - 2);
   for (const char* member : {"Name", "DatabaseName", "Description", "Owner", "TableType"})
-    if (table.contains(member) && ContainsText(table[member], needle)) return true;
+    if (table.contains(member) && ContainsText(table[member], needle, exact)) return true;
   if (table.contains("Parameters"))
     for (auto& [k, v] : table["Parameters"].items())
-      if (ToLower(k).find(needle) != std::string::npos || ContainsText(v, needle)) return true;
+      if (TextMatches(k, needle, exact) || ContainsText(v, needle, exact)) return true;
   auto columns_match = [&](const Json& columns) {
     for (const Json& c : columns)
-      if ((c.contains("Name") && ContainsText(c["Name"], needle)) ||
-          (c.contains("Comment") && ContainsText(c["Comment"], needle)))
+      if ((c.contains("Name") && ContainsText(c["Name"], needle, exact)) ||
+          (c.contains("Comment") && ContainsText(c["Comment"], needle, exact)))
         return true;
     return false;
   };
@@ -293,6 +331,30 @@ bool MatchesSearchText(const Json& table, const std::string& needle) {
       columns_match(table["StorageDescriptor"]["Columns"]))
     return true;
   return false;
+}
+
+// Lowercase tokens of `text`, split on every character that is not a letter or digit.
+std::vector<std::string> Tokens(const std::string& text) {
+  std::vector<std::string> tokens(1);
+  for (char c : ToLower(text)) {
+    if (std::isalnum(static_cast<unsigned char>(c)) || static_cast<unsigned char>(c) >= 0x80) {
+      tokens.back().push_back(c);
+    } else if (!tokens.back().empty()) {
+      tokens.emplace_back();
+    }
+  }
+  if (tokens.back().empty()) tokens.pop_back();
+  return tokens;
+}
+
+// Glue's fuzzy match of string properties: the value's tokens appear, in order and adjacent,
+// among the property's tokens ("link" matches "customer-link" but not "xxlinkyy").
+bool TokensMatch(const std::string& actual, const std::string& value) {
+  std::vector<std::string> haystack = Tokens(actual);
+  std::vector<std::string> needle = Tokens(value);
+  if (needle.empty()) return false;
+  return std::search(haystack.begin(), haystack.end(), needle.begin(), needle.end()) !=
+         haystack.end();
 }
 
 int Compare(const std::string& a, const std::string& b) {
@@ -318,7 +380,7 @@ bool MatchesFilter(const Json& table, const Json& filter) {
     actual = table[key].get<std::string>();
     // Glue matches names and descriptions by token, not exactly.
     if ((key == "Name" || key == "Description") && comparator == "EQUALS")
-      return ToLower(actual).find(ToLower(value)) != std::string::npos;
+      return TokensMatch(actual, value);
   } else if (key == "CreateTime" || key == "UpdateTime" || key == "LastAccessTime") {
     if (!table.contains(key)) return false;
     actual = std::to_string(table[key].get<double>());

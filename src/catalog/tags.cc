@@ -11,23 +11,31 @@ namespace {
 
 constexpr size_t kMaxTags = 50;
 
-// Checks that `arn` names an existing catalog resource. InvalidInput for a malformed ARN.
-Status CheckArn(store::Transaction* txn, const std::string& arn) {
+// Checks that `arn` names an existing catalog resource and returns its canonical form (names
+// folded to lowercase, this server's region), under which its tags are kept. InvalidInput for a
+// malformed ARN, EntityNotFound for a resource that does not exist.
+Result<std::string> ResolveArn(store::Transaction* txn, const std::string& region,
+                               const std::string& arn) {
   std::vector<std::string> parts = Split(arn, ':');
   if (parts.size() != 6 || parts[0] != "arn" || parts[2] != "glue" || parts[4].empty())
     return Status::InvalidInput("Invalid ARN '" + arn + "': expected arn:aws:glue:<region>:<account>:<resource>");
   const std::string& catalog_id = parts[4];
   std::vector<std::string> resource = Split(parts[5], '/');
+  for (size_t i = 1; i < resource.size(); ++i) resource[i] = ToLower(resource[i]);
   const std::string& type = resource[0];
-  if (type == "database" && resource.size() == 2)
-    return LoadDatabase(txn, catalog_id, resource[1]).status();
-  if (type == "table" && resource.size() == 3)
-    return LoadTable(txn, catalog_id, resource[1], resource[2]).status();
+  if (type == "database" && resource.size() == 2) {
+    RETURN_NOT_OK(LoadDatabase(txn, catalog_id, resource[1]).status());
+    return DatabaseArn(region, catalog_id, resource[1]);
+  }
+  if (type == "table" && resource.size() == 3) {
+    RETURN_NOT_OK(LoadTable(txn, catalog_id, resource[1], resource[2]).status());
+    return TableArn(region, catalog_id, resource[1], resource[2]);
+  }
   if (type == "userDefinedFunction" && resource.size() == 3) {
     RETURN_NOT_OK(LoadDatabase(txn, catalog_id, resource[1]).status());
     ASSIGN_OR_RETURN(auto doc, txn->Get(kFunction, store::MakeKey({catalog_id, resource[1], resource[2]})));
     if (!doc) return Status::EntityNotFound("Function " + resource[2] + " not found.");
-    return Status::OK();
+    return FunctionArn(region, catalog_id, resource[1], resource[2]);
   }
   return Status::EntityNotFound("Resource " + arn + " not found.");
 }
@@ -49,18 +57,16 @@ Status AddTags(store::Transaction* txn, const std::string& arn, const Json& tags
 }
 
 Result<Json> Catalog::TagResource(const Json& request) {
-  std::string arn = GetString(request, "ResourceArn");
   ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
-  RETURN_NOT_OK(CheckArn(txn.get(), arn));
+  ASSIGN_OR_RETURN(std::string arn, ResolveArn(txn.get(), options_.region, GetString(request, "ResourceArn")));
   RETURN_NOT_OK(AddTags(txn.get(), arn, request.at("TagsToAdd")));
   RETURN_NOT_OK(txn->Commit());
   return Json::object();
 }
 
 Result<Json> Catalog::UntagResource(const Json& request) {
-  std::string arn = GetString(request, "ResourceArn");
   ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
-  RETURN_NOT_OK(CheckArn(txn.get(), arn));
+  ASSIGN_OR_RETURN(std::string arn, ResolveArn(txn.get(), options_.region, GetString(request, "ResourceArn")));
   ASSIGN_OR_RETURN(Json current, LoadTags(txn.get(), arn));
   for (const Json& key : request.at("TagsToRemove")) current.erase(key.get<std::string>());
   RETURN_NOT_OK(txn->Put(kTags, arn, current.dump()));
@@ -69,9 +75,8 @@ Result<Json> Catalog::UntagResource(const Json& request) {
 }
 
 Result<Json> Catalog::GetTags(const Json& request) {
-  std::string arn = GetString(request, "ResourceArn");
   ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
-  RETURN_NOT_OK(CheckArn(txn.get(), arn));
+  ASSIGN_OR_RETURN(std::string arn, ResolveArn(txn.get(), options_.region, GetString(request, "ResourceArn")));
   ASSIGN_OR_RETURN(Json tags, LoadTags(txn.get(), arn));
   return Json{{"Tags", std::move(tags)}};
 }

@@ -1,6 +1,8 @@
 #include "common/config.h"
 
+#include <algorithm>
 #include <fstream>
+#include <iterator>
 
 #include "common/strings.h"
 
@@ -20,6 +22,11 @@ Status ParseInt(const std::string& key, const std::string& value, int min, int m
                                 value + "'");
   }
 }
+
+// The keys ApplyEnvironment takes from OPENGLUE_<KEY> variables (config.h's table).
+const char* const kEnvironmentKeys[] = {
+    "host", "port", "data_dir", "access_key_id", "secret_access_key", "credentials", "region",
+    "account_id", "log_level", "max_clock_skew_seconds", "http_threads", "auth", "port_file"};
 
 }  // namespace
 
@@ -88,6 +95,11 @@ Status ApplyEnvironment(const std::vector<std::string>& environment, ServerConfi
     if (eq == std::string::npos) continue;
     std::string key = ToLower(entry.substr(9, eq - 9));
     if (key == "config") continue;  // the file itself is chosen by the caller
+    // Other programs share the OPENGLUE_ prefix (the test suite's OPENGLUE_BIN, the job
+    // runtime's variables): only the server's own keys are applied, the rest are not ours.
+    if (std::find(std::begin(kEnvironmentKeys), std::end(kEnvironmentKeys), key) ==
+        std::end(kEnvironmentKeys))
+      continue;
     Status st = config->Set(key, entry.substr(eq + 1));
     if (!st.ok()) return Status::InvalidInput("environment " + entry.substr(0, eq) + ": " + st.message());
   }

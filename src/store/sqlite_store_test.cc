@@ -1,0 +1,181 @@
+#include "store/sqlite_store.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
+
+namespace openglue::store {
+namespace {
+
+class SqliteStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/og-store-XXXXXX";
+    dir_ = mkdtemp(pattern);
+    Reopen();
+  }
+  void TearDown() override {
+    store_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  void Reopen() {
+    store_.reset();
+    auto made = SqliteStore::Make(dir_ + "/catalog.db");
+    ASSERT_TRUE(made.ok()) << made.status().ToString();
+    store_ = std::move(*made);
+  }
+  std::unique_ptr<Transaction> Write() {
+    auto txn = store_->BeginWrite();
+    EXPECT_TRUE(txn.ok());
+    return std::move(*txn);
+  }
+  std::unique_ptr<Transaction> Read() {
+    auto txn = store_->BeginRead();
+    EXPECT_TRUE(txn.ok());
+    return std::move(*txn);
+  }
+
+  std::string dir_;
+  std::unique_ptr<SqliteStore> store_;
+};
+
+TEST_F(SqliteStoreTest, KeysComposeSoPrefixesAreRanges) {
+  EXPECT_EQ(MakeKey({"a", "b"}), std::string("a\x1f" "b"));
+  EXPECT_EQ(PrefixOf({"a"}), std::string("a\x1f"));
+}
+
+TEST_F(SqliteStoreTest, InsertGetPutDelete) {
+  auto txn = Write();
+  ASSERT_TRUE(txn->Insert("t", "k1", "v1").ok());
+  EXPECT_EQ(txn->Insert("t", "k1", "other").code(), StatusCode::kAlreadyExists);
+  ASSERT_TRUE(txn->Put("t", "k1", "v2").ok());
+  ASSERT_TRUE(txn->Commit().ok());
+
+  auto read = Read();
+  auto got = read->Get("t", "k1");
+  ASSERT_TRUE(got.ok());
+  ASSERT_TRUE(got->has_value());
+  EXPECT_EQ(**got, "v2");
+  auto other_kind = read->Get("u", "k1");
+  ASSERT_TRUE(other_kind.ok());
+  EXPECT_FALSE(other_kind->has_value());
+  read.reset();
+
+  txn = Write();
+  auto deleted = txn->Delete("t", "k1");
+  ASSERT_TRUE(deleted.ok());
+  EXPECT_TRUE(*deleted);
+  auto again = txn->Delete("t", "k1");
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(*again);
+  ASSERT_TRUE(txn->Commit().ok());
+}
+
+TEST_F(SqliteStoreTest, UncommittedWritesRollBack) {
+  {
+    auto txn = Write();
+    ASSERT_TRUE(txn->Put("t", "k", "v").ok());
+    // destroyed without Commit
+  }
+  auto read = Read();
+  auto got = read->Get("t", "k");
+  ASSERT_TRUE(got.ok());
+  EXPECT_FALSE(got->has_value());
+}
+
+TEST_F(SqliteStoreTest, ScanHonoursPrefixStartAfterAndLimit) {
+  auto txn = Write();
+  for (const char* k : {"a\x1f" "1", "a\x1f" "2", "a\x1f" "3", "ab", "b\x1f" "1"})
+    ASSERT_TRUE(txn->Put("t", k, std::string("doc-") + k).ok());
+  ASSERT_TRUE(txn->Commit().ok());
+
+  auto read = Read();
+  auto rows = read->Scan("t", ScanOptions{PrefixOf({"a"}), "", -1, false});
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 3u);
+  EXPECT_EQ((*rows)[0].key, "a\x1f" "1");
+  EXPECT_EQ((*rows)[0].doc, "doc-a\x1f" "1");
+
+  rows = read->Scan("t", ScanOptions{PrefixOf({"a"}), "a\x1f" "1", 1, true});
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ((*rows)[0].key, "a\x1f" "2");
+  EXPECT_TRUE((*rows)[0].doc.empty());
+
+  auto count = read->Count("t", PrefixOf({"a"}));
+  ASSERT_TRUE(count.ok());
+  EXPECT_EQ(*count, 3);
+}
+
+TEST_F(SqliteStoreTest, DeletePrefixRemovesOnlyThatRange) {
+  auto txn = Write();
+  for (const char* k : {"a\x1f" "1", "a\x1f" "2", "ab", "b"}) ASSERT_TRUE(txn->Put("t", k, "v").ok());
+  auto removed = txn->DeletePrefix("t", PrefixOf({"a"}));
+  ASSERT_TRUE(removed.ok());
+  EXPECT_EQ(*removed, 2);
+  ASSERT_TRUE(txn->Commit().ok());
+  auto read = Read();
+  auto rows = read->Scan("t", ScanOptions{});
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[0].key, "ab");
+}
+
+TEST_F(SqliteStoreTest, CommittedDataSurvivesReopen) {
+  auto txn = Write();
+  ASSERT_TRUE(txn->Put("t", "durable", "yes").ok());
+  ASSERT_TRUE(txn->Commit().ok());
+  txn.reset();
+  Reopen();
+  auto read = Read();
+  auto got = read->Get("t", "durable");
+  ASSERT_TRUE(got.ok());
+  ASSERT_TRUE(got->has_value());
+  EXPECT_EQ(**got, "yes");
+}
+
+TEST_F(SqliteStoreTest, ReadOnlyTransactionRefusesWrites) {
+  auto read = Read();
+  EXPECT_FALSE(read->Put("t", "k", "v").ok());
+}
+
+TEST_F(SqliteStoreTest, ReadersSeeOnlyCommittedStateWhileAWriterRuns) {
+  std::atomic<bool> stop{false};
+  std::atomic<int> torn{0};
+  std::thread writer([&] {
+    for (int i = 0; i < 200; ++i) {
+      auto txn = Write();
+      // Two keys always change together.
+      ASSERT_TRUE(txn->Put("t", "x", std::to_string(i)).ok());
+      ASSERT_TRUE(txn->Put("t", "y", std::to_string(i)).ok());
+      ASSERT_TRUE(txn->Commit().ok());
+    }
+    stop = true;
+  });
+  std::vector<std::thread> readers;
+  for (int r = 0; r < 3; ++r) {
+    readers.emplace_back([&] {
+      while (!stop) {
+        auto read = Read();
+        auto x = read->Get("t", "x");
+        auto y = read->Get("t", "y");
+        if (!x.ok() || !y.ok() || x->value_or("") != y->value_or("")) ++torn;
+      }
+    });
+  }
+  writer.join();
+  for (auto& t : readers) t.join();
+  EXPECT_EQ(torn.load(), 0);
+}
+
+TEST_F(SqliteStoreTest, OpeningAnUnwritablePathFailsCleanly) {
+  auto made = SqliteStore::Make("/proc/definitely/not/here/catalog.db");
+  EXPECT_FALSE(made.ok());
+  EXPECT_EQ(made.status().code(), StatusCode::kInvalidInput);
+}
+
+}  // namespace
+}  // namespace openglue::store
