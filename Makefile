@@ -6,7 +6,7 @@ APT_PACKAGES = cmake ninja-build g++ make libsqlite3-dev libssl-dev nlohmann-jso
                libcpp-httplib-dev libgtest-dev googletest wrk procps
 STAMP = $(BUILD)/.deps-stamp
 
-.PHONY: all deps build test unit-test e2e-test demo bench bench-deps clean help
+.PHONY: all deps build test unit-test e2e-test demo bench bench-deps docs clean help
 
 all: build
 
@@ -48,6 +48,9 @@ bench-deps: deps
 
 bench: build bench-deps
 	@OPENGLUE_BIN=$(CURDIR)/$(BUILD)/openglue $(PYTHON) bench/catalog/run.py
+
+docs: build
+	@$(PYTHON) tools/compatibility.py $(BUILD)/openglue
 
 clean:
 	rm -rf $(BUILD)
