@@ -36,7 +36,7 @@ unit-test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 e2e-test: build
-	@OPENGLUE_BIN=$(CURDIR)/$(BUILD)/openglue $(PYTHON) -m pytest -q tests
+	@OPENGLUE_BIN=$(CURDIR)/$(BUILD)/openglue $(PYTHON) -m pytest -q tests python/tests
 
 test: unit-test e2e-test
 

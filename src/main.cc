@@ -13,6 +13,9 @@
 #include "api/router.h"
 #include "api/service_model.h"
 #include "catalog/catalog.h"
+#include "jobs/job_service.h"
+#include "jobs/log_store.h"
+#include "jobs/process_launcher.h"
 #include "common/clock.h"
 #include "common/config.h"
 #include "common/logging.h"
@@ -55,6 +58,11 @@ OPENGLUE_<KEY>; flags win over the environment, which wins over the file):
                                 on demand, up to 1024 connections at once) [64]
   --auth sigv4|none             request authentication    [sigv4]
   --port-file FILE              write the bound port here once listening
+  --python PATH                 interpreter for job scripts [python3]
+  --runtime-path DIR            the awsglue runtime, put on job scripts' PYTHONPATH
+                                [the source tree's python/]
+  --max-concurrent-runs N       job runs running at once, server-wide; more wait [16]
+  --log-retention-days N        keep job-run logs this long, 0 = forever [30]
   --help                        this text
 
 Clients: boto3.client("glue", endpoint_url="http://127.0.0.1:4690", region_name="us-east-1",
@@ -141,6 +149,35 @@ int Serve(int argc, char** argv) {
   if (!(st = (*server)->Bind()).ok()) return Fail(st.message());
 
   int port = (*server)->port();
+
+  // Jobs: runs are processes that call back to this server with a credential of their own.
+  std::string runtime_path = config.runtime_path.empty() ? OPENGLUE_PYTHON_DIR : config.runtime_path;
+  jobs::LogStoreOptions log_options;
+  log_options.retention_days = config.log_retention_days;
+  auto logs = jobs::LogStore::Make(config.data_dir + "/logs", &clock, log_options);
+  if (!logs.ok()) return Fail(logs.status().message());
+  std::unique_ptr<jobs::ProcessLauncher> launcher = jobs::MakePosixProcessLauncher();
+  jobs::JobServiceOptions job_options;
+  job_options.data_dir = config.data_dir;
+  std::string callback_host = config.host == "0.0.0.0" || config.host == "::" ? "127.0.0.1" : config.host;
+  job_options.endpoint = "http://" + callback_host + ":" + std::to_string(port);
+  job_options.region = config.region;
+  job_options.account_id = config.account_id;
+  job_options.python = config.python;
+  job_options.runtime_path = runtime_path;
+  job_options.max_concurrent_runs = config.max_concurrent_runs;
+  api::SigV4Verifier* verifier = (*server)->verifier();
+  jobs::RunCredentials run_credentials{
+      [verifier](const std::string& id, const std::string& secret) { verifier->Grant(id, secret); },
+      [verifier](const std::string& id) { verifier->Revoke(id); }};
+  auto job_service = jobs::JobService::Make(store->get(), &clock, launcher.get(), logs->get(),
+                                            run_credentials, job_options);
+  if (!job_service.ok()) return Fail(job_service.status().message());
+  router.RegisterJobs(job_service->get());
+  router.RegisterLogs(logs->get());
+  if (!(st = (*job_service)->Recover()).ok()) return Fail(st.message());
+  (*logs)->Start();
+  (*job_service)->Start();
   if (!config.port_file.empty()) {
     std::string tmp = config.port_file + ".tmp";
     std::ofstream(tmp) << port << "\n";
@@ -157,6 +194,8 @@ int Serve(int argc, char** argv) {
     (*server)->Stop();
   });
   st = (*server)->Serve();
+  (*job_service)->Stop();
+  (*logs)->Stop();
   // Wake the waiter if the server stopped on its own.
   pthread_kill(waiter.native_handle(), SIGTERM);
   waiter.join();
@@ -173,6 +212,7 @@ int ListOperations() {
   SystemClock clock;
   // A catalog is only needed for its operation table.
   for (const auto& [name, method] : catalog::Catalog::Operations()) router.RegisterGlue(name, nullptr);
+  for (const auto& [name, method] : jobs::JobService::Operations()) router.RegisterGlue(name, nullptr);
   for (const std::string& name : (*model)->OperationNames())
     std::cout << name << "\t" << (router.Implements(name) ? "implemented" : "not yet") << "\n";
   return 0;

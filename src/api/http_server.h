@@ -30,6 +30,8 @@ class HttpServer {
   // Binds the configured host and port (0 = a free port). InvalidInput if it cannot bind.
   Status Bind();
   int port() const { return port_; }
+  // The request authenticator, for granting job runs their temporary credentials.
+  SigV4Verifier* verifier() { return verifier_.get(); }
   // Serves until Stop() is called. Blocks.
   Status Serve();
   // Thread-safe; safe to call from another thread (not from a signal handler).

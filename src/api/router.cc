@@ -17,6 +17,38 @@ void Router::RegisterCatalog(catalog::Catalog* catalog) {
   }
 }
 
+void Router::RegisterJobs(jobs::JobService* jobs) {
+  for (const auto& [name, method] : jobs::JobService::Operations()) {
+    auto m = method;
+    RegisterGlue(name, [jobs, m](const Json& request) { return (jobs->*m)(request); });
+  }
+}
+
+void Router::RegisterLogs(jobs::LogStore* logs) {
+  logs_["DescribeLogGroups"] = [logs](const Json& r) { return logs->DescribeLogGroups(r); };
+  logs_["DescribeLogStreams"] = [logs](const Json& r) { return logs->DescribeLogStreams(r); };
+  logs_["GetLogEvents"] = [logs](const Json& r) { return logs->GetLogEvents(r); };
+  logs_["FilterLogEvents"] = [logs](const Json& r) { return logs->FilterLogEvents(r); };
+}
+
+namespace {
+
+WireResponse LogsErrorResponse(const Status& status) {
+  const char* type = "ServiceUnavailableException";
+  int http_status = 500;
+  switch (status.code()) {
+    case StatusCode::kEntityNotFound: type = "ResourceNotFoundException"; http_status = 400; break;
+    case StatusCode::kInvalidInput:
+    case StatusCode::kValidation: type = "InvalidParameterException"; http_status = 400; break;
+    case StatusCode::kSerialization: type = "SerializationException"; http_status = 400; break;
+    default: break;
+  }
+  Json body{{"__type", type}, {"message", status.message()}};
+  return {http_status, body.dump()};
+}
+
+}  // namespace
+
 WireResponse Router::ErrorResponse(const Status& status) {
   WireError wire = ToWireError(status.code());
   Json body{{"__type", wire.type}, {"message", status.message()}};
@@ -25,6 +57,8 @@ WireResponse Router::ErrorResponse(const Status& status) {
 
 WireResponse Router::Handle(const std::string& target, const std::string& body) const {
   static const std::string kGluePrefix = "AWSGlue.";
+  static const std::string kLogsPrefix = "Logs_20140328.";
+  if (StartsWith(target, kLogsPrefix)) return HandleLogs(target.substr(kLogsPrefix.size()), body);
   if (!StartsWith(target, kGluePrefix))
     return ErrorResponse(Status(StatusCode::kUnknownOperation,
                                 target.empty() ? "Missing X-Amz-Target header"
@@ -59,6 +93,25 @@ WireResponse Router::Handle(const std::string& target, const std::string& body) 
   } catch (const std::exception& e) {
     OG_LOG(kError, operation << " raised: " << e.what());
     return ErrorResponse(Status::Internal(std::string("Internal error: ") + e.what()));
+  }
+}
+
+WireResponse Router::HandleLogs(const std::string& operation, const std::string& body) const {
+  auto it = logs_.find(operation);
+  if (it == logs_.end())
+    return ErrorResponse(Status(StatusCode::kUnknownOperation,
+                                "Logs operation " + operation + " is not implemented by OpenGlue"));
+  Json request = Trim(body).empty() ? Json::object()
+                                    : Json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (request.is_discarded() || !request.is_object())
+    return LogsErrorResponse(Status::Serialization("The request body is not a JSON object"));
+  try {
+    Result<Json> result = it->second(request);
+    if (!result.ok()) return LogsErrorResponse(result.status());
+    return {200, result->dump(-1, ' ', false, Json::error_handler_t::replace)};
+  } catch (const std::exception& e) {
+    OG_LOG(kError, "Logs " << operation << " raised: " << e.what());
+    return LogsErrorResponse(Status::Internal(std::string("Internal error: ") + e.what()));
   }
 }
 

@@ -12,6 +12,8 @@
 
 #include "api/service_model.h"
 #include "catalog/catalog.h"
+#include "jobs/job_service.h"
+#include "jobs/log_store.h"
 #include "common/json.h"
 #include "common/status.h"
 
@@ -32,6 +34,11 @@ class Router {
   void RegisterGlue(const std::string& name, Handler handler);
   // Registers every catalog operation.
   void RegisterCatalog(catalog::Catalog* catalog);
+  // Registers the job and job-run operations.
+  void RegisterJobs(jobs::JobService* jobs);
+  // Registers the CloudWatch Logs subset (X-Amz-Target "Logs_20140328.<name>"). Its errors use
+  // CloudWatch's names: ResourceNotFoundException, InvalidParameterException.
+  void RegisterLogs(jobs::LogStore* logs);
 
   bool Implements(const std::string& operation) const { return glue_.count(operation) > 0; }
 
@@ -41,8 +48,11 @@ class Router {
   static WireResponse ErrorResponse(const Status& status);
 
  private:
+  WireResponse HandleLogs(const std::string& operation, const std::string& body) const;
+
   const ServiceModel* model_;
   std::map<std::string, Handler> glue_;
+  std::map<std::string, Handler> logs_;
 };
 
 }  // namespace openglue::api

@@ -654,10 +654,17 @@ Result<std::string> SigV4Verifier::Verify(const HttpRequestView& request) const 
   }
 
   // 4. Who signed, and when.
-  auto credential = credentials_.find(scope.access_key_id);
-  if (credential == credentials_.end()) {
-    return Status(StatusCode::kUnrecognizedClient,
-                  "The security token included in the request is invalid.");
+  std::string secret;
+  if (auto configured = credentials_.find(scope.access_key_id); configured != credentials_.end()) {
+    secret = configured->second;
+  } else {
+    std::lock_guard<std::mutex> lock(granted_mutex_);
+    auto granted = granted_.find(scope.access_key_id);
+    if (granted == granted_.end()) {
+      return Status(StatusCode::kUnrecognizedClient,
+                    "The security token included in the request is invalid.");
+    }
+    secret = granted->second;
   }
   int64_t now = FloorDiv(clock_->NowMillis(), 1000);
   int64_t past_window = claim.expires ? *claim.expires : max_skew_seconds_;
@@ -724,7 +731,7 @@ Result<std::string> SigV4Verifier::Verify(const HttpRequestView& request) const 
   string_to_sign += HexEncode(AsChars(digest));
 
   CacheKey cache_key{scope.access_key_id, scope.date, scope.region, scope.service};
-  ASSIGN_OR_RETURN(KeyBytes signing_key, SigningKey(cache_key, credential->second));
+  ASSIGN_OR_RETURN(KeyBytes signing_key, SigningKey(cache_key, secret));
   if (!HmacSha256(signing_key.data(), signing_key.size(), string_to_sign, &digest)) {
     return Status::Internal("HMAC-SHA256 failed");
   }
@@ -735,6 +742,16 @@ Result<std::string> SigV4Verifier::Verify(const HttpRequestView& request) const 
   }
   CacheSigningKey(std::move(cache_key), signing_key);
   return scope.access_key_id;
+}
+
+void SigV4Verifier::Grant(const std::string& access_key_id, const std::string& secret) {
+  std::lock_guard<std::mutex> lock(granted_mutex_);
+  granted_[access_key_id] = secret;
+}
+
+void SigV4Verifier::Revoke(const std::string& access_key_id) {
+  std::lock_guard<std::mutex> lock(granted_mutex_);
+  granted_.erase(access_key_id);
 }
 
 }  // namespace openglue::api

@@ -68,6 +68,11 @@ class SigV4Verifier {
   //    the request date, or the request time is outside the allowed window.
   Result<std::string> Verify(const HttpRequestView& request) const;
 
+  // Accepts (Grant) or stops accepting (Revoke) a temporary credential, such as the one a job
+  // run uses to call back to the server. Thread-safe.
+  void Grant(const std::string& access_key_id, const std::string& secret);
+  void Revoke(const std::string& access_key_id);
+
  private:
   using KeyBytes = std::array<unsigned char, 32>;
   // (access key id, yyyymmdd, region, service).
@@ -87,6 +92,9 @@ class SigV4Verifier {
   const std::map<std::string, std::string> credentials_;
   const Clock* const clock_;
   const int64_t max_skew_seconds_;
+
+  mutable std::mutex granted_mutex_;
+  std::map<std::string, std::string> granted_;  // GUARDED_BY(granted_mutex_)
 
   mutable std::mutex cache_mutex_;
   mutable std::map<CacheKey, KeyBytes> key_cache_;  // GUARDED_BY(cache_mutex_)

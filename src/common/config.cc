@@ -26,7 +26,8 @@ Status ParseInt(const std::string& key, const std::string& value, int min, int m
 // The keys ApplyEnvironment takes from OPENGLUE_<KEY> variables (config.h's table).
 const char* const kEnvironmentKeys[] = {
     "host", "port", "data_dir", "access_key_id", "secret_access_key", "credentials", "region",
-    "account_id", "log_level", "max_clock_skew_seconds", "http_threads", "auth", "port_file"};
+    "account_id", "log_level", "max_clock_skew_seconds", "http_threads", "auth", "port_file",
+    "python", "runtime_path", "max_concurrent_runs", "log_retention_days"};
 
 }  // namespace
 
@@ -64,6 +65,10 @@ Status ServerConfig::Set(const std::string& raw_key, const std::string& value) {
     else if (value == "none") require_auth = false;
     else return Status::InvalidInput("config 'auth' must be sigv4 or none");
   } else if (key == "port_file") port_file = value;
+  else if (key == "python") python = value;
+  else if (key == "runtime_path") runtime_path = value;
+  else if (key == "max_concurrent_runs") return ParseInt(key, value, 1, 10000, &max_concurrent_runs);
+  else if (key == "log_retention_days") return ParseInt(key, value, 0, 36500, &log_retention_days);
   else return Status::InvalidInput("unknown config key '" + raw_key + "'");
   return Status::OK();
 }

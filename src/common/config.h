@@ -16,6 +16,10 @@
 //   http_threads    OPENGLUE_HTTP_THREADS        --http-threads    64
 //   auth            OPENGLUE_AUTH                --auth            sigv4 (or "none")
 //   port_file       OPENGLUE_PORT_FILE           --port-file       (unset)
+//   python          OPENGLUE_PYTHON              --python          python3
+//   runtime_path    OPENGLUE_RUNTIME_PATH        --runtime-path    (the source tree's python/)
+//   max_concurrent_runs OPENGLUE_MAX_CONCURRENT_RUNS --max-concurrent-runs 16
+//   log_retention_days OPENGLUE_LOG_RETENTION_DAYS --log-retention-days 30
 #pragma once
 
 #include <cstdint>
@@ -42,6 +46,12 @@ struct ServerConfig {
   bool require_auth = true;
   // When set, the server writes the port it listens on to this file once it is ready.
   std::string port_file;
+  // Job runs: the interpreter, the awsglue runtime on PYTHONPATH, the server-wide limit on
+  // concurrently running job runs (the rest wait), and how long run logs are kept (0 = forever).
+  std::string python = "python3";
+  std::string runtime_path;
+  int max_concurrent_runs = 16;
+  int log_retention_days = 30;
 
   // Applies one `key = value` setting. InvalidInput names the key on a bad value or key.
   Status Set(const std::string& key, const std::string& value);

@@ -152,13 +152,13 @@ class SqliteTransaction : public Transaction {
 
   ~SqliteTransaction() override {
     if (!finished_) (void)Exec(db_, "ROLLBACK");
-    if (writer_) store_->write_mutex_.unlock();
-    else store_->ReleaseReader(db_);
+    Release();
   }
 
   Status Begin() { return Exec(db_, writer_ ? "BEGIN IMMEDIATE" : "BEGIN"); }
 
   Result<std::optional<std::string>> Get(std::string_view kind, std::string_view key) override {
+    if (finished_) return Status::Internal("read after the transaction finished");
     ASSIGN_OR_RETURN(Stmt stmt, Stmt::Prepare(db_, "SELECT doc FROM objects WHERE kind=? AND key=?"));
     stmt.BindText(1, kind);
     stmt.Bind(2, key);
@@ -214,6 +214,7 @@ class SqliteTransaction : public Transaction {
   }
 
   Result<std::vector<Row>> Scan(std::string_view kind, const ScanOptions& options) override {
+    if (finished_) return Status::Internal("read after the transaction finished");
     std::string end = PrefixEnd(options.prefix);
     std::string sql = options.keys_only ? "SELECT key FROM objects WHERE kind=?1"
                                         : "SELECT key, doc FROM objects WHERE kind=?1";
@@ -245,6 +246,7 @@ class SqliteTransaction : public Transaction {
   }
 
   Result<int64_t> Count(std::string_view kind, std::string_view prefix) override {
+    if (finished_) return Status::Internal("read after the transaction finished");
     std::string end = PrefixEnd(std::string(prefix));
     std::string sql = "SELECT count(*) FROM objects WHERE kind=? AND key>=?";
     if (!end.empty()) sql += " AND key<?";
@@ -261,6 +263,8 @@ class SqliteTransaction : public Transaction {
     finished_ = true;
     Status st = Exec(db_, "COMMIT");
     if (!st.ok()) (void)Exec(db_, "ROLLBACK");
+    // The next writer may start as soon as this one is durable, even while this object lives.
+    Release();
     return st;
   }
 
@@ -271,10 +275,19 @@ class SqliteTransaction : public Transaction {
     return Status::OK();
   }
 
+  // Gives the connection back: unlocks the writer or returns the reader to the pool. Once.
+  void Release() {
+    if (released_) return;
+    released_ = true;
+    if (writer_) store_->write_mutex_.unlock();
+    else store_->ReleaseReader(db_);
+  }
+
   SqliteStore* store_;
   sqlite3* db_;
   bool writer_;
   bool finished_ = false;
+  bool released_ = false;
 };
 
 Result<std::unique_ptr<SqliteStore>> SqliteStore::Make(const std::string& path) {

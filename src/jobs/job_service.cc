@@ -1,0 +1,809 @@
+#include "jobs/job_service.h"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "common/logging.h"
+#include "common/strings.h"
+
+namespace openglue::jobs {
+namespace {
+
+constexpr std::string_view kJob = "job";
+constexpr std::string_view kJobRun = "job_run";        // job \x1f inverted sequence -> JobRun
+constexpr std::string_view kJobRunId = "job_run_id";   // run id -> job_run key
+constexpr uint64_t kSequenceBase = 1000000000000000ULL;  // keys sort newest first
+constexpr int kDefaultTimeoutMinutes = 2880;
+
+const std::vector<std::string>& SupportedCommands() {
+  static const std::vector<std::string> kCommands = {"glueetl", "pythonshell"};
+  return kCommands;
+}
+
+std::string GetString(const Json& doc, const char* member, const std::string& fallback = "") {
+  auto it = doc.find(member);
+  return it != doc.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
+std::string RandomHex(size_t digits) {
+  static thread_local std::mt19937_64 rng(std::random_device{}());
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < digits; ++i) out.push_back(kHex[rng() & 15]);
+  return out;
+}
+
+std::string RunKey(const std::string& job, uint64_t sequence) {
+  std::string inverted = std::to_string(kSequenceBase - sequence);
+  return store::MakeKey({job, std::string(16 - std::min<size_t>(16, inverted.size()), '0') + inverted});
+}
+
+uint64_t SequenceOfKey(const std::string& key) {
+  size_t sep = key.rfind(store::kKeySep);
+  try {
+    return kSequenceBase - std::stoull(key.substr(sep + 1));
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+bool IsActiveState(const std::string& state) {
+  return state == "STARTING" || state == "RUNNING" || state == "STOPPING" || state == "WAITING";
+}
+
+// The public JobRun: internal bookkeeping stripped.
+Json Present(Json run) {
+  run.erase("_og");
+  return run;
+}
+
+Json MergeArguments(const Json& job, const Json& run_arguments) {
+  Json merged = job.value("DefaultArguments", Json::object());
+  if (run_arguments.is_object())
+    for (auto& [k, v] : run_arguments.items()) merged[k] = v;
+  const Json fixed = job.value("NonOverridableArguments", Json::object());
+  for (auto& [k, v] : fixed.items()) merged[k] = v;
+  return merged;
+}
+
+// The Job document from a CreateJob request or a JobUpdate.
+Result<Json> JobFromInput(const Json& input, const std::string& name, double created_on,
+                          double now) {
+  const Json& command = input.value("Command", Json::object());
+  std::string command_name = GetString(command, "Name", "glueetl");
+  const auto& supported = SupportedCommands();
+  if (std::find(supported.begin(), supported.end(), command_name) == supported.end())
+    return Status::InvalidInput("Command.Name '" + command_name +
+                                "' is not supported; OpenGlue runs " + Join(supported, " and ") +
+                                " jobs");
+  if (GetString(command, "ScriptLocation").empty())
+    return Status::InvalidInput("Command.ScriptLocation is required");
+  Json job = Json::object();
+  job["Name"] = name;
+  for (const char* member :
+       {"JobMode", "JobRunQueuingEnabled", "Description", "LogUri", "Role", "ExecutionProperty",
+        "Command", "DefaultArguments", "NonOverridableArguments", "Connections", "MaxRetries",
+        "AllocatedCapacity", "Timeout", "MaxCapacity", "WorkerType", "NumberOfWorkers",
+        "SecurityConfiguration", "NotificationProperty", "GlueVersion", "ExecutionClass",
+        "MaintenanceWindow", "SourceControlDetails"}) {
+    if (input.contains(member) && !input[member].is_null()) job[member] = input[member];
+  }
+  job["Command"]["Name"] = command_name;
+  if (!job.contains("ExecutionProperty")) job["ExecutionProperty"] = Json::object();
+  if (!job["ExecutionProperty"].contains("MaxConcurrentRuns")) job["ExecutionProperty"]["MaxConcurrentRuns"] = 1;
+  if (job["ExecutionProperty"]["MaxConcurrentRuns"].get<int64_t>() < 1)
+    return Status::InvalidInput("ExecutionProperty.MaxConcurrentRuns must be at least 1");
+  if (!job.contains("MaxRetries")) job["MaxRetries"] = 0;
+  if (!job.contains("Timeout")) job["Timeout"] = kDefaultTimeoutMinutes;
+  if (!job.contains("DefaultArguments")) job["DefaultArguments"] = Json::object();
+  if (!job.contains("MaxCapacity") && !job.contains("WorkerType"))
+    job["MaxCapacity"] = command_name == "pythonshell" ? 0.0625 : 10.0;
+  if (!job.contains("JobMode")) job["JobMode"] = "SCRIPT";
+  job["CreatedOn"] = created_on;
+  job["LastModifiedOn"] = now;
+  return job;
+}
+
+// The last "Type: message" line of a Python traceback in `stderr_path`, else its last line.
+std::string ErrorFromStderr(const std::string& stderr_path) {
+  std::ifstream in(stderr_path, std::ios::binary);
+  if (!in) return "";
+  in.seekg(0, std::ios::end);
+  std::streamoff size = in.tellg();
+  std::streamoff start = std::max<std::streamoff>(0, size - 65536);
+  in.seekg(start);
+  std::string tail((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::string> lines = Split(tail, '\n');
+  bool traceback = tail.find("Traceback (most recent call last)") != std::string::npos;
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
+    std::string line = Trim(*it);
+    if (line.empty()) continue;
+    if (!traceback) return line.substr(0, 2048);
+    // Traceback lines are indented; the exception line is not.
+    if (!it->empty() && (*it)[0] != ' ') return line.substr(0, 2048);
+  }
+  return "";
+}
+
+}  // namespace
+
+struct JobService::ActiveRun {
+  std::string key;      // store key
+  std::string job;
+  std::string run_id;
+  uint64_t sequence = 0;
+  std::string state;
+  int pid = 0;
+  std::string exit_code_path;
+  int64_t started_ms = 0;       // when the process was launched
+  int64_t timeout_minutes = 0;
+  int64_t stop_requested_ms = 0;
+  bool killed_for_timeout = false;
+  bool sigkill_sent = false;
+};
+
+JobService::JobService(store::MetadataStore* store, const Clock* clock, ProcessLauncher* launcher,
+                       LogStore* logs, RunCredentials credentials, JobServiceOptions options)
+    : store_(store), clock_(clock), launcher_(launcher), logs_(logs),
+      credentials_(std::move(credentials)), options_(std::move(options)) {}
+
+JobService::~JobService() { Stop(); }
+
+Result<std::unique_ptr<JobService>> JobService::Make(store::MetadataStore* store, const Clock* clock,
+                                                     ProcessLauncher* launcher, LogStore* logs,
+                                                     RunCredentials credentials,
+                                                     JobServiceOptions options) {
+  if (!store || !clock || !launcher || !logs) return Status::Internal("JobService needs its parts");
+  std::error_code ec;
+  std::filesystem::create_directories(options.data_dir + "/runs", ec);
+  if (ec) return Status::InvalidInput("cannot create " + options.data_dir + "/runs: " + ec.message());
+  return std::unique_ptr<JobService>(
+      new JobService(store, clock, launcher, logs, std::move(credentials), std::move(options)));
+}
+
+const std::vector<std::pair<std::string, JobService::Operation>>& JobService::Operations() {
+  static const std::vector<std::pair<std::string, Operation>> kOperations = {
+      {"CreateJob", &JobService::CreateJob},       {"UpdateJob", &JobService::UpdateJob},
+      {"GetJob", &JobService::GetJob},             {"GetJobs", &JobService::GetJobs},
+      {"ListJobs", &JobService::ListJobs},         {"BatchGetJobs", &JobService::BatchGetJobs},
+      {"DeleteJob", &JobService::DeleteJob},       {"StartJobRun", &JobService::StartJobRun},
+      {"GetJobRun", &JobService::GetJobRun},       {"GetJobRuns", &JobService::GetJobRuns},
+      {"BatchStopJobRun", &JobService::BatchStopJobRun},
+  };
+  return kOperations;
+}
+
+std::string JobService::RunDir(const std::string& run_id) const {
+  return options_.data_dir + "/runs/" + run_id;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Job definitions
+
+Result<Json> JobService::CreateJob(const Json& request) {
+  std::string name = GetString(request, "Name");
+  double now = clock_->NowSeconds();
+  ASSIGN_OR_RETURN(Json job, JobFromInput(request, name, now, now));
+  ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  Status st = txn->Insert(kJob, name, job.dump());
+  if (st.code() == StatusCode::kAlreadyExists)
+    return Status::AlreadyExists("Job with name " + name + " already exists.");
+  RETURN_NOT_OK(st);
+  if (request.contains("Tags") && !request["Tags"].empty()) {
+    std::string arn = "arn:aws:glue:" + options_.region + ":" + options_.account_id + ":job/" + name;
+    RETURN_NOT_OK(txn->Put("tags", arn, request["Tags"].dump()));
+  }
+  RETURN_NOT_OK(txn->Commit());
+  return Json{{"Name", name}};
+}
+
+Result<Json> JobService::UpdateJob(const Json& request) {
+  std::string name = GetString(request, "JobName");
+  ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  ASSIGN_OR_RETURN(auto doc, txn->Get(kJob, name));
+  if (!doc) return Status::EntityNotFound("Job " + name + " not found.");
+  Json old = Json::parse(*doc);
+  ASSIGN_OR_RETURN(Json job, JobFromInput(request.at("JobUpdate"), name,
+                                          old.value("CreatedOn", 0.0), clock_->NowSeconds()));
+  RETURN_NOT_OK(txn->Put(kJob, name, job.dump()));
+  RETURN_NOT_OK(txn->Commit());
+  return Json{{"JobName", name}};
+}
+
+Result<Json> JobService::GetJob(const Json& request) {
+  std::string name = GetString(request, "JobName");
+  ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  ASSIGN_OR_RETURN(auto doc, txn->Get(kJob, name));
+  if (!doc) return Status::EntityNotFound("Job " + name + " not found.");
+  return Json{{"Job", Json::parse(*doc)}};
+}
+
+namespace {
+
+Result<std::string> DecodeToken(const Json& request) {
+  std::string token = GetString(request, "NextToken");
+  if (token.empty()) return std::string();
+  std::string key;
+  if (!Base64Decode(token, &key) || key.empty()) return Status::InvalidInput("Invalid NextToken");
+  return key;
+}
+
+}  // namespace
+
+Result<Json> JobService::GetJobs(const Json& request) {
+  ASSIGN_OR_RETURN(std::string after, DecodeToken(request));
+  int64_t limit = request.value("MaxResults", int64_t{100});
+  ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  ASSIGN_OR_RETURN(auto rows, txn->Scan(kJob, store::ScanOptions{"", after, limit + 1, false}));
+  Json jobs = Json::array();
+  for (size_t i = 0; i < rows.size() && static_cast<int64_t>(i) < limit; ++i)
+    jobs.push_back(Json::parse(rows[i].doc));
+  Json response{{"Jobs", std::move(jobs)}};
+  if (static_cast<int64_t>(rows.size()) > limit) response["NextToken"] = Base64Encode(rows[limit - 1].key);
+  return response;
+}
+
+Result<Json> JobService::ListJobs(const Json& request) {
+  ASSIGN_OR_RETURN(std::string after, DecodeToken(request));
+  int64_t limit = request.value("MaxResults", int64_t{100});
+  Json wanted_tags = request.value("Tags", Json::object());
+  ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  Json names = Json::array();
+  std::string last;
+  bool more = false;
+  while (!more) {
+    ASSIGN_OR_RETURN(auto rows, txn->Scan(kJob, store::ScanOptions{"", after, 256, true}));
+    for (const auto& row : rows) {
+      after = row.key;
+      if (!wanted_tags.empty()) {
+        std::string arn = "arn:aws:glue:" + options_.region + ":" + options_.account_id + ":job/" + row.key;
+        ASSIGN_OR_RETURN(auto tags_doc, txn->Get("tags", arn));
+        Json tags = tags_doc ? Json::parse(*tags_doc) : Json::object();
+        bool all = true;
+        for (auto& [k, v] : wanted_tags.items()) all = all && tags.contains(k) && tags[k] == v;
+        if (!all) continue;
+      }
+      if (static_cast<int64_t>(names.size()) == limit) {
+        more = true;
+        break;
+      }
+      names.push_back(row.key);
+      last = row.key;
+    }
+    if (rows.size() < 256) break;
+  }
+  Json response{{"JobNames", std::move(names)}};
+  if (more) response["NextToken"] = Base64Encode(last);
+  return response;
+}
+
+Result<Json> JobService::BatchGetJobs(const Json& request) {
+  ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  Json jobs = Json::array(), missing = Json::array();
+  for (const Json& name : request.at("JobNames")) {
+    ASSIGN_OR_RETURN(auto doc, txn->Get(kJob, name.get<std::string>()));
+    if (doc) jobs.push_back(Json::parse(*doc));
+    else missing.push_back(name);
+  }
+  return Json{{"Jobs", std::move(jobs)}, {"JobsNotFound", std::move(missing)}};
+}
+
+Result<Json> JobService::DeleteJob(const Json& request) {
+  std::string name = GetString(request, "JobName");
+  // Active runs of the job are stopped; finished runs stay readable with GetJobRun.
+  std::vector<std::string> active_ids;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& [seq, run] : active_)
+      if (run->job == name) active_ids.push_back(run->run_id);
+  }
+  if (!active_ids.empty()) {
+    Json ids = Json::array();
+    for (auto& id : active_ids) ids.push_back(id);
+    RETURN_NOT_OK(BatchStopJobRun(Json{{"JobName", name}, {"JobRunIds", ids}}).status());
+  }
+  ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  RETURN_NOT_OK(txn->Delete(kJob, name).status());
+  RETURN_NOT_OK(txn->Delete("tags", "arn:aws:glue:" + options_.region + ":" + options_.account_id +
+                                        ":job/" + name).status());
+  RETURN_NOT_OK(txn->Commit());
+  return Json{{"JobName", name}};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Runs
+
+Status JobService::SaveRun(const std::string& key, const Json& doc) {
+  ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  RETURN_NOT_OK(txn->Put(kJobRun, key, doc.dump()));
+  return txn->Commit();
+}
+
+Result<Json> JobService::LoadRun(const std::string& key) {
+  ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  ASSIGN_OR_RETURN(auto doc, txn->Get(kJobRun, key));
+  if (!doc) return Status::EntityNotFound("Job run not found.");
+  return Json::parse(*doc);
+}
+
+int JobService::ActiveCount(const std::string& job) const {
+  int n = 0;
+  for (auto& [seq, run] : active_)
+    if (run->job == job && IsActiveState(run->state) && run->state != "WAITING") ++n;
+  return n;
+}
+
+int JobService::LaunchedCount() const {
+  int n = 0;
+  for (auto& [seq, run] : active_)
+    if (run->state == "RUNNING" || run->state == "STOPPING") ++n;
+  return n;
+}
+
+Result<std::string> JobService::CreateRun(const Json& job, const Json& arguments,
+                                          const Json& request, int attempt,
+                                          const std::string& previous_run_id) {
+  // REQUIRES(mutex_)
+  std::string job_name = job["Name"];
+  int64_t max_runs = job["ExecutionProperty"].value("MaxConcurrentRuns", int64_t{1});
+  bool queuing = request.value("JobRunQueuingEnabled", job.value("JobRunQueuingEnabled", false));
+  int active = 0;
+  for (auto& [seq, run] : active_)
+    if (run->job == job_name && IsActiveState(run->state)) ++active;
+  bool waiting = false;
+  if (active >= max_runs) {
+    if (!queuing)
+      return Status(StatusCode::kConcurrentRunsExceeded,
+                    "Concurrent runs exceeded for " + job_name + ": MaxConcurrentRuns is " +
+                        std::to_string(max_runs));
+    waiting = true;
+  }
+  uint64_t sequence = ++next_sequence_;
+  std::string run_id = "jr_" + RandomHex(64);
+  std::string key = RunKey(job_name, sequence);
+  double now = clock_->NowSeconds();
+  Json run = Json::object();
+  run["Id"] = run_id;
+  run["Attempt"] = attempt;
+  if (!previous_run_id.empty()) run["PreviousRunId"] = previous_run_id;
+  run["JobName"] = job_name;
+  run["JobMode"] = job.value("JobMode", "SCRIPT");
+  run["JobRunQueuingEnabled"] = queuing;
+  run["StartedOn"] = now;
+  run["LastModifiedOn"] = now;
+  run["JobRunState"] = waiting ? "WAITING" : "STARTING";
+  run["Arguments"] = arguments;
+  run["PredecessorRuns"] = Json::array();
+  int64_t timeout = request.value("Timeout", job.value("Timeout", int64_t{kDefaultTimeoutMinutes}));
+  run["Timeout"] = timeout;
+  for (const char* member : {"MaxCapacity", "WorkerType", "NumberOfWorkers", "AllocatedCapacity",
+                             "SecurityConfiguration", "NotificationProperty", "ExecutionClass"}) {
+    if (request.contains(member)) run[member] = request[member];
+    else if (job.contains(member)) run[member] = job[member];
+  }
+  if (job.contains("GlueVersion")) run["GlueVersion"] = job["GlueVersion"];
+  run["LogGroupName"] = "/aws-glue/jobs";
+  run["ExecutionTime"] = 0;
+  run["_og"] = {{"command", job["Command"]}, {"max_retries", job.value("MaxRetries", int64_t{0})},
+                {"sequence", sequence}};
+  {
+    ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+    RETURN_NOT_OK(txn->Put(kJobRun, key, run.dump()));
+    RETURN_NOT_OK(txn->Put(kJobRunId, run_id, key));
+    RETURN_NOT_OK(txn->Commit());
+  }
+  auto active_run = std::make_unique<ActiveRun>();
+  active_run->key = key;
+  active_run->job = job_name;
+  active_run->run_id = run_id;
+  active_run->sequence = sequence;
+  active_run->state = run["JobRunState"];
+  active_run->timeout_minutes = timeout;
+  active_[sequence] = std::move(active_run);
+  OG_LOG(kInfo, "job " << job_name << " run " << run_id << " " << run["JobRunState"].get<std::string>()
+                       << " (attempt " << attempt << ")");
+  return run_id;
+}
+
+Result<Json> JobService::StartJobRun(const Json& request) {
+  std::string name = GetString(request, "JobName");
+  ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  ASSIGN_OR_RETURN(auto doc, txn->Get(kJob, name));
+  txn.reset();
+  if (!doc) return Status::EntityNotFound("Job " + name + " not found.");
+  Json job = Json::parse(*doc);
+  if (request.contains("Timeout") && request["Timeout"].get<int64_t>() < 1)
+    return Status::InvalidInput("Timeout must be at least 1 minute");
+  Json arguments = MergeArguments(job, request.value("Arguments", Json::object()));
+  std::string previous = GetString(request, "JobRunId");
+  std::string run_id;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ASSIGN_OR_RETURN(run_id, CreateRun(job, arguments, request, 0, previous));
+  }
+  wake_.notify_all();
+  return Json{{"JobRunId", run_id}};
+}
+
+Result<Json> JobService::GetJobRun(const Json& request) {
+  std::string name = GetString(request, "JobName");
+  std::string run_id = GetString(request, "RunId");
+  ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  ASSIGN_OR_RETURN(auto key, txn->Get(kJobRunId, run_id));
+  if (!key) return Status::EntityNotFound("Job run " + run_id + " not found.");
+  ASSIGN_OR_RETURN(auto doc, txn->Get(kJobRun, *key));
+  if (!doc) return Status::EntityNotFound("Job run " + run_id + " not found.");
+  Json run = Json::parse(*doc);
+  if (run["JobName"] != name)
+    return Status::EntityNotFound("Job run " + run_id + " not found for job " + name + ".");
+  return Json{{"JobRun", Present(std::move(run))}};
+}
+
+Result<Json> JobService::GetJobRuns(const Json& request) {
+  std::string name = GetString(request, "JobName");
+  int64_t limit = request.value("MaxResults", int64_t{100});
+  std::string prefix = store::PrefixOf({name});
+  std::string after;
+  std::string token = GetString(request, "NextToken");
+  if (!token.empty() && (!Base64Decode(token, &after) || !StartsWith(after, prefix)))
+    return Status::InvalidInput("Invalid NextToken");
+  ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  ASSIGN_OR_RETURN(auto job, txn->Get(kJob, name));
+  ASSIGN_OR_RETURN(auto rows, txn->Scan(kJobRun, store::ScanOptions{prefix, after, limit + 1, false}));
+  if (!job && rows.empty() && after.empty()) return Status::EntityNotFound("Job " + name + " not found.");
+  Json runs = Json::array();
+  for (size_t i = 0; i < rows.size() && static_cast<int64_t>(i) < limit; ++i)
+    runs.push_back(Present(Json::parse(rows[i].doc)));
+  Json response{{"JobRuns", std::move(runs)}};
+  if (static_cast<int64_t>(rows.size()) > limit) response["NextToken"] = Base64Encode(rows[limit - 1].key);
+  return response;
+}
+
+Result<Json> JobService::BatchStopJobRun(const Json& request) {
+  std::string name = GetString(request, "JobName");
+  Json ok = Json::array(), errors = Json::array();
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const Json& id_json : request.at("JobRunIds")) {
+    std::string run_id = id_json.get<std::string>();
+    ActiveRun* run = nullptr;
+    for (auto& [seq, r] : active_)
+      if (r->run_id == run_id && r->job == name) run = r.get();
+    auto fail = [&](StatusCode code, const char* type, const std::string& message) {
+      (void)code;
+      errors.push_back({{"JobName", name}, {"JobRunId", run_id},
+                        {"ErrorDetail", {{"ErrorCode", type}, {"ErrorMessage", message}}}});
+    };
+    if (run == nullptr) {
+      // Finished or unknown.
+      auto txn = store_->BeginRead();
+      bool known = false;
+      if (txn.ok()) {
+        auto key = (*txn)->Get(kJobRunId, run_id);
+        known = key.ok() && key->has_value();
+      }
+      if (known) fail(StatusCode::kInvalidInput, "InvalidInputException",
+                      "Job run " + run_id + " has already finished and cannot be stopped.");
+      else fail(StatusCode::kEntityNotFound, "EntityNotFoundException", "Job run " + run_id + " not found.");
+      continue;
+    }
+    ASSIGN_OR_RETURN(Json doc, LoadRun(run->key));
+    if (run->state == "WAITING" || run->state == "STARTING") {
+      // Never launched: stopped at once.
+      RETURN_NOT_OK(Finish(run, &doc, "STOPPED", ""));
+      active_.erase(run->sequence);
+    } else if (run->state == "RUNNING") {
+      run->state = "STOPPING";
+      run->stop_requested_ms = clock_->NowMillis();
+      doc["JobRunState"] = "STOPPING";
+      doc["LastModifiedOn"] = clock_->NowSeconds();
+      RETURN_NOT_OK(SaveRun(run->key, doc));
+      if (run->pid > 0) (void)launcher_->SignalGroup(run->pid, SIGTERM);
+    }
+    ok.push_back({{"JobName", name}, {"JobRunId", run_id}});
+  }
+  wake_.notify_all();
+  return Json{{"SuccessfulSubmissions", std::move(ok)}, {"Errors", std::move(errors)}};
+}
+
+// ---------------------------------------------------------------------------------------------
+// The state machine
+
+Status JobService::Launch(ActiveRun* run, Json* doc) {
+  const Json& og = (*doc)["_og"];
+  const Json& command = og["command"];
+  std::string script = GetString(command, "ScriptLocation");
+  std::string local;
+  if (StartsWith(script, "s3://")) local = options_.data_dir + "/s3/" + script.substr(5);
+  else if (StartsWith(script, "file://")) local = script.substr(7);
+  else local = script;
+  std::string dir = RunDir(run->run_id);
+  std::error_code ec;
+  std::filesystem::create_directories(dir + "/work", ec);
+  std::filesystem::create_directories(dir + "/tmp", ec);
+  if (!std::filesystem::is_regular_file(local, ec))
+    return Finish(run, doc, "FAILED",
+                  "Script " + script + " not found (looked for " + local + ")");
+
+  const Json& arguments = (*doc)["Arguments"];
+  std::vector<std::string> argv = {options_.python, "-u", local};
+  std::string job_id = "j_" + run->job;
+  argv.insert(argv.end(), {"--JOB_NAME", run->job, "--JOB_ID", job_id, "--JOB_RUN_ID", run->run_id});
+  bool has_temp_dir = false;
+  std::string extra_py_files;
+  for (auto& [key, value] : arguments.items()) {
+    std::string flag = StartsWith(key, "--") ? key : "--" + key;
+    if (flag == "--TempDir") has_temp_dir = true;
+    if (flag == "--extra-py-files") extra_py_files = value.is_string() ? value.get<std::string>() : "";
+    argv.push_back(flag);
+    argv.push_back(value.is_string() ? value.get<std::string>() : value.dump());
+  }
+  if (!has_temp_dir) argv.insert(argv.end(), {"--TempDir", dir + "/tmp"});
+
+  std::string python_path = options_.runtime_path;
+  for (const std::string& entry : Split(extra_py_files, ',')) {
+    std::string path = Trim(entry);
+    if (path.empty()) continue;
+    if (StartsWith(path, "s3://")) path = options_.data_dir + "/s3/" + path.substr(5);
+    else if (StartsWith(path, "file://")) path = path.substr(7);
+    python_path += (python_path.empty() ? "" : ":") + path;
+  }
+  std::string access_key = "OGRUN" + RandomHex(15);
+  std::string secret = RandomHex(40);
+  const char* path_env = std::getenv("PATH");
+  const char* home_env = std::getenv("HOME");
+  std::vector<std::string> env = {
+      std::string("PATH=") + (path_env ? path_env : "/usr/local/bin:/usr/bin:/bin"),
+      std::string("HOME=") + (home_env ? home_env : dir + "/work"),
+      "LANG=C.UTF-8",
+      "PYTHONUNBUFFERED=1",
+      "PYTHONPATH=" + python_path,
+      "TMPDIR=" + dir + "/tmp",
+      "AWS_ACCESS_KEY_ID=" + access_key,
+      "AWS_SECRET_ACCESS_KEY=" + secret,
+      "AWS_DEFAULT_REGION=" + options_.region,
+      "AWS_REGION=" + options_.region,
+      "AWS_ENDPOINT_URL_GLUE=" + options_.endpoint,
+      "AWS_ENDPOINT_URL_CLOUDWATCH_LOGS=" + options_.endpoint,
+      "OPENGLUE_ENDPOINT=" + options_.endpoint,
+      "OPENGLUE_JOB_NAME=" + run->job,
+      "OPENGLUE_JOB_RUN_ID=" + run->run_id,
+      "OPENGLUE_S3_ROOT=" + options_.data_dir + "/s3",
+  };
+  LaunchSpec spec;
+  spec.argv = argv;
+  spec.env = env;
+  spec.working_dir = dir + "/work";
+  spec.stdout_path = logs_->StdoutPath(run->run_id);
+  spec.stderr_path = logs_->StderrPath(run->run_id);
+  spec.exit_code_path = dir + "/exit_code";
+  std::filesystem::create_directories(std::filesystem::path(spec.stdout_path).parent_path(), ec);
+  if (credentials_.grant) credentials_.grant(access_key, secret);
+  Result<int> pid = launcher_->Launch(spec);
+  if (!pid.ok()) {
+    if (credentials_.revoke) credentials_.revoke(access_key);
+    return Finish(run, doc, "FAILED", "Could not start the job run: " + pid.status().message());
+  }
+  logs_->Follow(run->run_id);
+  run->pid = *pid;
+  run->exit_code_path = spec.exit_code_path;
+  run->started_ms = clock_->NowMillis();
+  run->state = "RUNNING";
+  (*doc)["JobRunState"] = "RUNNING";
+  (*doc)["LastModifiedOn"] = clock_->NowSeconds();
+  (*doc)["_og"]["pid"] = *pid;
+  (*doc)["_og"]["exit_code_path"] = spec.exit_code_path;
+  (*doc)["_og"]["launched_ms"] = run->started_ms;
+  (*doc)["_og"]["access_key"] = access_key;
+  (*doc)["_og"]["secret"] = secret;
+  OG_LOG(kInfo, "job " << run->job << " run " << run->run_id << " RUNNING (pid " << *pid << ")");
+  return SaveRun(run->key, *doc);
+}
+
+Status JobService::Finish(ActiveRun* run, Json* doc, const std::string& state,
+                          const std::string& error) {
+  double now = clock_->NowSeconds();
+  (*doc)["JobRunState"] = state;
+  (*doc)["LastModifiedOn"] = now;
+  (*doc)["CompletedOn"] = now;
+  if (run->started_ms > 0) {
+    int64_t seconds = (clock_->NowMillis() - run->started_ms + 999) / 1000;
+    (*doc)["ExecutionTime"] = seconds;
+  }
+  if (!error.empty()) (*doc)["ErrorMessage"] = error;
+  std::string access_key = GetString((*doc)["_og"], "access_key");
+  if (!access_key.empty() && credentials_.revoke) credentials_.revoke(access_key);
+  if (run->pid > 0) logs_->Finish(run->run_id);
+  run->state = state;
+  OG_LOG(kInfo, "job " << run->job << " run " << run->run_id << " " << state
+                       << (error.empty() ? "" : ": " + error));
+  RETURN_NOT_OK(SaveRun(run->key, *doc));
+  // A failed run is retried as a new run while attempts remain; a timeout is not.
+  if (state == "FAILED") {
+    int attempt = doc->value("Attempt", 0);
+    int64_t max_retries = (*doc)["_og"].value("max_retries", int64_t{0});
+    if (attempt < max_retries) {
+      ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+      ASSIGN_OR_RETURN(auto job_doc, txn->Get(kJob, run->job));
+      txn.reset();
+      if (job_doc) {
+        Json job = Json::parse(*job_doc);
+        Json request{{"JobRunQueuingEnabled", true}};
+        for (const char* member : {"Timeout", "MaxCapacity", "WorkerType", "NumberOfWorkers"})
+          if (doc->contains(member)) request[member] = (*doc)[member];
+        auto retry = CreateRun(job, (*doc)["Arguments"], request, attempt + 1, run->run_id);
+        if (!retry.ok()) OG_LOG(kWarn, "retry of " << run->run_id << " not started: " << retry.status().message());
+      }
+    }
+  }
+  return Status::OK();
+}
+
+Status JobService::TickRun(ActiveRun* run) {
+  // REQUIRES(mutex_)
+  if (run->state == "WAITING") {
+    if (ActiveCount(run->job) >= 1) {
+      // Held back by the job's own limit? Count only this job's non-waiting runs.
+      ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+      ASSIGN_OR_RETURN(auto job_doc, txn->Get(kJob, run->job));
+      int64_t max_runs = 1;
+      if (job_doc) max_runs = Json::parse(*job_doc)["ExecutionProperty"].value("MaxConcurrentRuns", int64_t{1});
+      if (ActiveCount(run->job) >= max_runs) return Status::OK();
+    }
+    if (LaunchedCount() >= options_.max_concurrent_runs) return Status::OK();
+    ASSIGN_OR_RETURN(Json doc, LoadRun(run->key));
+    run->state = "STARTING";
+    doc["JobRunState"] = "STARTING";
+    doc["LastModifiedOn"] = clock_->NowSeconds();
+    RETURN_NOT_OK(SaveRun(run->key, doc));
+    return Launch(run, &doc);
+  }
+  if (run->state == "STARTING") {
+    if (LaunchedCount() >= options_.max_concurrent_runs) {
+      ASSIGN_OR_RETURN(Json doc, LoadRun(run->key));
+      run->state = "WAITING";
+      doc["JobRunState"] = "WAITING";
+      return SaveRun(run->key, doc);
+    }
+    ASSIGN_OR_RETURN(Json doc, LoadRun(run->key));
+    return Launch(run, &doc);
+  }
+  // RUNNING or STOPPING: watch the process.
+  ProcessStatus status = launcher_->Check(run->pid, run->exit_code_path);
+  int64_t now = clock_->NowMillis();
+  if (status.state == ProcessState::kRunning) {
+    if (run->state == "RUNNING" && run->timeout_minutes > 0 &&
+        now - run->started_ms >= run->timeout_minutes * 60000) {
+      run->killed_for_timeout = true;
+      run->state = "STOPPING";  // internal: waiting for the group to die
+      run->stop_requested_ms = now;
+      (void)launcher_->SignalGroup(run->pid, SIGKILL);
+      run->sigkill_sent = true;
+    } else if (run->state == "STOPPING" && !run->sigkill_sent &&
+               now - run->stop_requested_ms >= options_.stop_grace_seconds * 1000LL) {
+      (void)launcher_->SignalGroup(run->pid, SIGKILL);
+      run->sigkill_sent = true;
+    }
+    return Status::OK();
+  }
+  ASSIGN_OR_RETURN(Json doc, LoadRun(run->key));
+  if (run->killed_for_timeout) {
+    return Finish(run, &doc, "TIMEOUT",
+                  "Job run timed out after " + std::to_string(run->timeout_minutes) +
+                      " minutes; its processes were terminated.");
+  }
+  if (run->state == "STOPPING") {
+    (void)launcher_->SignalGroup(run->pid, SIGKILL);  // leave no child of the run behind
+    return Finish(run, &doc, "STOPPED", "");
+  }
+  if (status.state == ProcessState::kExited && status.exit_code == 0) {
+    (void)launcher_->SignalGroup(run->pid, SIGKILL);
+    return Finish(run, &doc, "SUCCEEDED", "");
+  }
+  (void)launcher_->SignalGroup(run->pid, SIGKILL);
+  logs_->Finish(run->run_id);
+  std::string error = ErrorFromStderr(logs_->StderrPath(run->run_id));
+  if (status.state == ProcessState::kExited) {
+    if (error.empty()) error = "The job script exited with status " + std::to_string(status.exit_code);
+  } else {
+    error = "The job run's process ended without an exit status (killed)" + (error.empty() ? "" : ": " + error);
+  }
+  return Finish(run, &doc, "FAILED", error);
+}
+
+void JobService::Tick() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<uint64_t> sequences;
+  for (auto& [seq, run] : active_) sequences.push_back(seq);
+  for (uint64_t seq : sequences) {
+    auto it = active_.find(seq);
+    if (it == active_.end()) continue;
+    ActiveRun* run = it->second.get();
+    Status st = TickRun(run);
+    if (!st.ok()) OG_LOG(kError, "run " << run->run_id << ": " << st.message());
+    if (!IsActiveState(run->state)) active_.erase(seq);
+  }
+}
+
+Status JobService::Recover() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  ASSIGN_OR_RETURN(auto rows, txn->Scan(kJobRun, store::ScanOptions{}));
+  txn.reset();
+  int adopted = 0, finished = 0, queued = 0;
+  for (const auto& row : rows) {
+    uint64_t sequence = SequenceOfKey(row.key);
+    next_sequence_ = std::max(next_sequence_, sequence);
+    Json doc = Json::parse(row.doc);
+    std::string state = GetString(doc, "JobRunState");
+    if (!IsActiveState(state)) continue;
+    auto run = std::make_unique<ActiveRun>();
+    run->key = row.key;
+    run->job = doc["JobName"];
+    run->run_id = doc["Id"];
+    run->sequence = sequence;
+    run->state = state;
+    run->timeout_minutes = doc.value("Timeout", int64_t{0});
+    const Json& og = doc["_og"];
+    run->pid = og.value("pid", 0);
+    run->exit_code_path = GetString(og, "exit_code_path");
+    run->started_ms = og.value("launched_ms", int64_t{0});
+    if (state == "RUNNING" || state == "STOPPING") {
+      ProcessStatus status = launcher_->Check(run->pid, run->exit_code_path);
+      if (status.state == ProcessState::kRunning) {
+        std::string key = GetString(og, "access_key");
+        if (!key.empty() && credentials_.grant) credentials_.grant(key, GetString(og, "secret"));
+        logs_->Follow(run->run_id);
+        if (state == "STOPPING") run->stop_requested_ms = clock_->NowMillis();
+        ++adopted;
+      } else if (status.state == ProcessState::kExited) {
+        // It ended while the server was down: the next Tick finishes it from its exit code.
+        logs_->Follow(run->run_id);
+        ++adopted;
+      } else {
+        RETURN_NOT_OK(Finish(run.get(), &doc, state == "STOPPING" ? "STOPPED" : "FAILED",
+                             state == "STOPPING" ? "" :
+                             "The server restarted and the job run's process was no longer "
+                             "running; it ended without an exit status."));
+        ++finished;
+        continue;
+      }
+    } else {
+      ++queued;  // WAITING or STARTING: launched by Tick as slots allow
+    }
+    active_[sequence] = std::move(run);
+  }
+  OG_LOG(kInfo, "job runs recovered: " << adopted << " re-adopted, " << finished << " finished, "
+                                       << queued << " queued");
+  return Status::OK();
+}
+
+void JobService::Start() {
+  std::lock_guard<std::mutex> lock(thread_mutex_);
+  if (ticker_.joinable()) return;
+  stopping_ = false;
+  ticker_ = std::thread([this] {
+    std::unique_lock<std::mutex> lock(thread_mutex_);
+    while (!stopping_) {
+      lock.unlock();
+      Tick();
+      lock.lock();
+      wake_.wait_for(lock, std::chrono::milliseconds(options_.tick_interval_ms));
+    }
+  });
+}
+
+void JobService::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(thread_mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (ticker_.joinable()) ticker_.join();
+}
+
+}  // namespace openglue::jobs

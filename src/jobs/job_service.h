@@ -1,0 +1,124 @@
+// JobService: Glue job definitions and job runs.
+//
+// Operations (Glue request -> response documents, already validated against the service model):
+// CreateJob, UpdateJob, GetJob, GetJobs, ListJobs, BatchGetJobs, DeleteJob, StartJobRun,
+// GetJobRun, GetJobRuns, BatchStopJobRun.
+//
+// A run is a process (see ProcessLauncher) running the job's Python script. Its state moves
+// STARTING -> RUNNING -> SUCCEEDED | FAILED | TIMEOUT, or RUNNING -> STOPPING -> STOPPED, or waits
+// in WAITING while the job's MaxConcurrentRuns or the server-wide limit is reached and queuing
+// is enabled. Every transition is written to the store before it is reported, so a server
+// restart loses no run: Recover() re-adopts runs whose process still lives and finishes the
+// others with an explanatory ErrorMessage. Tick() advances the state machine (launches queued
+// runs, notices exits, enforces timeouts, schedules retries); the server calls it from a
+// background thread, tests call it directly with a FakeClock and a fake launcher.
+//
+// Thread-safe.
+#pragma once
+
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/json.h"
+#include "common/status.h"
+#include "jobs/log_store.h"
+#include "jobs/process_launcher.h"
+#include "store/metadata_store.h"
+
+namespace openglue::jobs {
+
+struct JobServiceOptions {
+  std::string data_dir;               // runs/<run id>/ (work, tmp, exit code), s3/ (local S3)
+  std::string endpoint;               // how a run calls back to the server, e.g. http://127.0.0.1:4690
+  std::string region = "us-east-1";
+  std::string account_id = "000000000000";
+  std::string python = "python3";     // interpreter for glueetl and pythonshell scripts
+  std::string runtime_path;           // prepended to the scripts' PYTHONPATH (the awsglue package)
+  int max_concurrent_runs = 16;       // server-wide; further runs wait in WAITING
+  int stop_grace_seconds = 10;        // BatchStopJobRun: SIGTERM, then SIGKILL after this
+  int tick_interval_ms = 50;
+};
+
+// Grants and revokes the SigV4 credential a run uses to call back to the server.
+struct RunCredentials {
+  std::function<void(const std::string& access_key_id, const std::string& secret)> grant;
+  std::function<void(const std::string& access_key_id)> revoke;
+};
+
+class JobService {
+ public:
+  // Borrowed: store, clock, launcher, logs; they must outlive the service.
+  static Result<std::unique_ptr<JobService>> Make(store::MetadataStore* store, const Clock* clock,
+                                                  ProcessLauncher* launcher, LogStore* logs,
+                                                  RunCredentials credentials,
+                                                  JobServiceOptions options);
+  ~JobService();
+
+  using Operation = Result<Json> (JobService::*)(const Json& request);
+  static const std::vector<std::pair<std::string, Operation>>& Operations();
+
+  Result<Json> CreateJob(const Json& request);
+  Result<Json> UpdateJob(const Json& request);
+  Result<Json> GetJob(const Json& request);
+  Result<Json> GetJobs(const Json& request);
+  Result<Json> ListJobs(const Json& request);
+  Result<Json> BatchGetJobs(const Json& request);
+  Result<Json> DeleteJob(const Json& request);
+  Result<Json> StartJobRun(const Json& request);
+  Result<Json> GetJobRun(const Json& request);
+  Result<Json> GetJobRuns(const Json& request);
+  Result<Json> BatchStopJobRun(const Json& request);
+
+  // Reconciles runs left active by an earlier server process. Call once before Start/Tick.
+  Status Recover();
+  // One step of the state machine over every active run.
+  void Tick();
+  // Runs Tick() every tick_interval_ms on a background thread until Stop(). Runs keep going
+  // when the server stops; the next server process re-adopts them.
+  void Start();
+  void Stop();
+
+ private:
+  JobService(store::MetadataStore* store, const Clock* clock, ProcessLauncher* launcher,
+             LogStore* logs, RunCredentials credentials, JobServiceOptions options);
+
+  struct ActiveRun;
+  Status TickRun(ActiveRun* run);
+  Status Launch(ActiveRun* run, Json* doc);
+  Status Finish(ActiveRun* run, Json* doc, const std::string& state, const std::string& error);
+  Status SaveRun(const std::string& key, const Json& doc);
+  Result<Json> LoadRun(const std::string& key);
+  Result<std::string> CreateRun(const Json& job, const Json& arguments, const Json& request,
+                                int attempt, const std::string& previous_run_id);
+  int ActiveCount(const std::string& job) const;  // REQUIRES(mutex_)
+  int LaunchedCount() const;                      // REQUIRES(mutex_)
+  std::string RunDir(const std::string& run_id) const;
+
+  store::MetadataStore* store_;
+  const Clock* clock_;
+  ProcessLauncher* launcher_;
+  LogStore* logs_;
+  RunCredentials credentials_;
+  JobServiceOptions options_;
+
+  mutable std::mutex mutex_;
+  // Active runs by sequence number, i.e. in start order (the queue is FIFO).
+  std::map<uint64_t, std::unique_ptr<ActiveRun>> active_;  // GUARDED_BY(mutex_)
+  uint64_t next_sequence_ = 0;                                  // GUARDED_BY(mutex_)
+
+  std::mutex thread_mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;  // GUARDED_BY(thread_mutex_)
+  std::thread ticker_;
+};
+
+}  // namespace openglue::jobs

@@ -1,0 +1,350 @@
+// The real ProcessLauncher: posix_spawn of a tiny /bin/sh wrapper that runs the job program and
+// records its exit status in a file, so the status survives a restart of the server.
+//
+// The process tree of one launch:
+//
+//   /bin/sh -c '<wrapper>' <exit_code_path> <resolved program> <args...>   (pid == pgid == sid)
+//     └─ <program> <args...>                                              (same process group)
+//          └─ whatever the program starts (same process group unless it calls setsid/setpgid)
+//
+// The wrapper runs the program as an ordinary (non-exec'd) command, waits for it, writes `$?`
+// (the exit status, or 128+signal when the program was killed) to `<exit_code_path>.tmp` and
+// renames it onto `exit_code_path`, then exits with the same status. Because the wrapper stays
+// alive for as long as the program runs, its /proc/<pid>/cmdline names `exit_code_path`, which
+// is how Check() recognises the process after a server restart (a reused pid has another
+// command line). When the whole group is killed (SignalGroup), the wrapper dies too and no exit
+// file is written: Check() then reports kGone, as the contract says.
+//
+// Nothing here installs signal handlers or touches process-wide state: SIGCHLD keeps its
+// disposition, and waitpid() is only ever called for pids this launcher instance spawned.
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <mutex>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/logging.h"
+#include "jobs/process_launcher.h"
+
+namespace openglue::jobs {
+namespace {
+
+std::string ErrnoText(int err) { return std::strerror(err); }
+
+// Absolute path of `mv` for the wrapper: the job's environment may carry a PATH without it.
+std::string FindMv() {
+  for (const char* candidate : {"/bin/mv", "/usr/bin/mv"}) {
+    if (access(candidate, X_OK) == 0) return candidate;
+  }
+  return "mv";
+}
+
+// $0 is the exit-code path; "$@" is the resolved program and its arguments. The program path
+// always contains a '/', so the shell never mistakes it for a builtin or a function.
+std::string WrapperScript(const std::string& mv) {
+  return "\"$@\"; code=$?; printf %s \"$code\" > \"$0.tmp\" && " + mv +
+         " -f \"$0.tmp\" \"$0\"; exit $code";
+}
+
+constexpr const char* kShell = "/bin/sh";
+
+bool IsExecutableFile(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return false;
+  if (!S_ISREG(st.st_mode)) return false;
+  return access(path.c_str(), X_OK) == 0;
+}
+
+std::string JoinPath(const std::string& dir, const std::string& name) {
+  if (dir.empty()) return name;
+  if (dir.back() == '/') return dir + name;
+  return dir + "/" + name;
+}
+
+// The PATH a program lookup uses: the job's own, else the server's, else the POSIX default.
+std::string EffectivePath(const std::vector<std::string>& env) {
+  for (const std::string& entry : env) {
+    if (entry.rfind("PATH=", 0) == 0) return entry.substr(5);
+  }
+  if (const char* server_path = getenv("PATH")) return server_path;
+  return "/usr/local/bin:/usr/bin:/bin";
+}
+
+// Resolves argv[0] the way execvp would, but against `path_var` and relative to `working_dir`
+// (where the program will run). Returns an absolute path, or InvalidInput naming the problem.
+Result<std::string> ResolveProgram(const std::string& program, const std::string& working_dir,
+                                   const std::string& path_var) {
+  if (program.empty()) return Status::InvalidInput("The program name is empty");
+  if (program.find('/') != std::string::npos) {
+    std::string path = program[0] == '/' ? program : JoinPath(working_dir, program);
+    if (!IsExecutableFile(path)) {
+      return Status::InvalidInput("Program '" + program + "' does not exist or is not executable");
+    }
+    return path;
+  }
+  size_t start = 0;
+  while (start <= path_var.size()) {
+    size_t end = path_var.find(':', start);
+    if (end == std::string::npos) end = path_var.size();
+    std::string dir = path_var.substr(start, end - start);
+    // An empty PATH entry means the current directory, which is the working directory.
+    if (dir.empty()) dir = working_dir;
+    if (dir[0] != '/') dir = JoinPath(working_dir, dir);
+    std::string candidate = JoinPath(dir, program);
+    if (IsExecutableFile(candidate)) return candidate;
+    start = end + 1;
+  }
+  return Status::InvalidInput("Program '" + program + "' was not found on PATH (" + path_var + ")");
+}
+
+// Opens an output file for the child: created if needed, appended to. The descriptor is
+// close-on-exec in the server and at least 3, so the dup2 onto 1/2 in the child is real.
+Result<int> OpenOutput(const std::string& path, const char* what) {
+  if (path.empty()) return Status::InvalidInput(std::string("The ") + what + " path is empty");
+  int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return Status::InvalidInput(std::string("Cannot open the ") + what + " file '" + path +
+                                "': " + ErrnoText(errno));
+  }
+  if (fd < 3) {
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    int saved = errno;
+    close(fd);
+    if (high < 0) return Status::Internal("fcntl(F_DUPFD_CLOEXEC): " + ErrnoText(saved));
+    fd = high;
+  }
+  return fd;
+}
+
+// Reads the exit-code file. Returns false when it does not exist or does not hold a number.
+bool ReadExitCode(const std::string& path, int* code) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[32];
+  ssize_t n;
+  do {
+    n = read(fd, buf, sizeof(buf) - 1);
+  } while (n < 0 && errno == EINTR);
+  close(fd);
+  if (n <= 0) return false;
+  int value = 0;
+  for (ssize_t i = 0; i < n; ++i) {
+    if (buf[i] == '\n') break;
+    if (buf[i] < '0' || buf[i] > '9' || value > 100000) return false;
+    value = value * 10 + (buf[i] - '0');
+  }
+  *code = value;
+  return true;
+}
+
+// Whether /proc/<pid>/cmdline has `arg` as one of its arguments. A zombie has an empty command
+// line, so a process that has ended is never recognised.
+bool CmdlineHasArg(int pid, const std::string& arg) {
+  std::string path = "/proc/" + std::to_string(pid) + "/cmdline";
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  std::string data;
+  char buf[4096];
+  while (data.size() < (1u << 20)) {
+    ssize_t n = read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    data.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  size_t start = 0;
+  while (start < data.size()) {
+    size_t end = data.find('\0', start);
+    if (end == std::string::npos) end = data.size();
+    if (std::string_view(data).substr(start, end - start) == arg) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+// Whether `pid` is a zombie or gone (its command line will never show up).
+bool HasEnded(int pid) {
+  std::string path = "/proc/" + std::to_string(pid) + "/stat";
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return true;
+  char buf[512];
+  ssize_t n = read(fd, buf, sizeof(buf) - 1);
+  close(fd);
+  if (n <= 0) return true;
+  std::string_view stat(buf, static_cast<size_t>(n));
+  size_t paren = stat.rfind(')');
+  if (paren == std::string_view::npos || paren + 2 >= stat.size()) return true;
+  char state = stat[paren + 2];
+  return state == 'Z' || state == 'X';
+}
+
+// posix_spawn returns once the child has started to exec, but the kernel fills in the new
+// command line a moment later. Wait for it, so that a Check() by another launcher (a restarted
+// server) can never see a launched process without its exit-code path. Microseconds in practice.
+void WaitForCmdline(int pid, const std::string& exit_code_path) {
+  for (int i = 0; i < 2000; ++i) {
+    if (CmdlineHasArg(pid, exit_code_path) || HasEnded(pid)) return;
+    usleep(i < 100 ? 50 : 1000);
+  }
+  OG_LOG(kWarn, "job process " << pid << " did not show its command line in time");
+}
+
+class PosixProcessLauncher : public ProcessLauncher {
+ public:
+  PosixProcessLauncher() : script_(WrapperScript(FindMv())) {}
+
+  Result<int> Launch(const LaunchSpec& spec) override {
+    if (spec.argv.empty()) return Status::InvalidInput("The command line is empty");
+    if (spec.exit_code_path.empty()) return Status::InvalidInput("The exit code path is empty");
+    struct stat st;
+    if (spec.working_dir.empty() || stat(spec.working_dir.c_str(), &st) != 0 ||
+        !S_ISDIR(st.st_mode)) {
+      return Status::InvalidInput("Working directory '" + spec.working_dir + "' does not exist");
+    }
+    if (access(spec.working_dir.c_str(), X_OK) != 0) {
+      return Status::InvalidInput("Working directory '" + spec.working_dir +
+                                  "' is not accessible: " + ErrnoText(errno));
+    }
+    ASSIGN_OR_RETURN(std::string program,
+                     ResolveProgram(spec.argv[0], spec.working_dir, EffectivePath(spec.env)));
+    if (access(kShell, X_OK) != 0) return Status::Internal("/bin/sh is not executable");
+
+    // A stale exit file (an earlier run with the same path) must not be read as this run's.
+    unlink(spec.exit_code_path.c_str());
+    unlink((spec.exit_code_path + ".tmp").c_str());
+
+    ASSIGN_OR_RETURN(int out_fd, OpenOutput(spec.stdout_path, "stdout"));
+    Result<int> err_fd = OpenOutput(spec.stderr_path, "stderr");
+    if (!err_fd.ok()) {
+      close(out_fd);
+      return err_fd.status();
+    }
+
+    std::vector<std::string> args = {kShell, "-c", script_, spec.exit_code_path, program};
+    args.insert(args.end(), spec.argv.begin() + 1, spec.argv.end());
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::vector<std::string> env_copy = spec.env;
+    std::vector<char*> envp;
+    for (std::string& e : env_copy) envp.push_back(e.data());
+    envp.push_back(nullptr);
+
+    Result<int> pid = Spawn(argv.data(), envp.data(), spec.working_dir, out_fd, *err_fd);
+    close(out_fd);
+    close(*err_fd);
+    if (pid.ok()) WaitForCmdline(*pid, spec.exit_code_path);
+    return pid;
+  }
+
+  Status SignalGroup(int pgid, int signal) override {
+    // kill(-1) would signal every process we may signal, kill(0) our own group.
+    if (pgid <= 1) return Status::InvalidInput("Invalid process group " + std::to_string(pgid));
+    if (kill(-pgid, signal) == 0 || errno == ESRCH) return Status::OK();
+    return Status::Internal("kill(-" + std::to_string(pgid) + ", " + std::to_string(signal) +
+                            "): " + ErrnoText(errno));
+  }
+
+  ProcessStatus Check(int pid, const std::string& exit_code_path) override {
+    ProcessStatus result;
+    if (pid <= 0) return result;
+    bool ours;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ours = children_.count(pid) > 0;
+    }
+    if (ours) {
+      int wstatus = 0;
+      pid_t r;
+      do {
+        r = waitpid(pid, &wstatus, WNOHANG);
+      } while (r < 0 && errno == EINTR);
+      if (r == 0) {
+        result.state = ProcessState::kRunning;
+        return result;
+      }
+      // Reaped now (r == pid), or reaped by someone else (ECHILD): either way it has ended.
+      std::lock_guard<std::mutex> lock(mu_);
+      children_.erase(pid);
+    } else if ((kill(pid, 0) == 0 || errno == EPERM) && CmdlineHasArg(pid, exit_code_path)) {
+      result.state = ProcessState::kRunning;
+      return result;
+    }
+    int code = 0;
+    if (ReadExitCode(exit_code_path, &code)) {
+      result.state = ProcessState::kExited;
+      result.exit_code = code;
+    }
+    return result;
+  }
+
+ private:
+  Result<int> Spawn(char* const* argv, char* const* envp, const std::string& working_dir, int out_fd,
+               int err_fd) {
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attr;
+    if (posix_spawn_file_actions_init(&actions) != 0) {
+      return Status::Internal("posix_spawn_file_actions_init failed");
+    }
+    if (posix_spawnattr_init(&attr) != 0) {
+      posix_spawn_file_actions_destroy(&actions);
+      return Status::Internal("posix_spawnattr_init failed");
+    }
+    int rc = 0;
+    auto step = [&rc](int r) {
+      if (rc == 0 && r != 0) rc = r;
+    };
+    step(posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0));
+    step(posix_spawn_file_actions_adddup2(&actions, out_fd, 1));
+    step(posix_spawn_file_actions_adddup2(&actions, err_fd, 2));
+    // Descriptors the server opened without O_CLOEXEC (sockets, databases) must not leak.
+    step(posix_spawn_file_actions_addclosefrom_np(&actions, 3));
+    step(posix_spawn_file_actions_addchdir_np(&actions, working_dir.c_str()));
+    // A new session (so a new process group); default signal dispositions and an empty mask,
+    // whatever the server's threads ignore or block (SIGPIPE, ...).
+    sigset_t all, none;
+    sigfillset(&all);
+    sigemptyset(&none);
+    step(posix_spawnattr_setsigdefault(&attr, &all));
+    step(posix_spawnattr_setsigmask(&attr, &none));
+    step(posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF |
+                                             POSIX_SPAWN_SETSIGMASK));
+    pid_t pid = -1;
+    if (rc == 0) {
+      // Held across the spawn so a concurrent Check never sees the pid before it is ours.
+      std::lock_guard<std::mutex> lock(mu_);
+      rc = posix_spawn(&pid, kShell, &actions, &attr, argv, envp);
+      if (rc == 0) children_.insert(pid);
+    }
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+    if (rc != 0) {
+      // glibc reports a failed exec or a failed file action (e.g. chdir) here, synchronously.
+      return Status::InvalidInput("Cannot start the job process in '" + working_dir +
+                                  "': " + ErrnoText(rc));
+    }
+    return static_cast<int>(pid);
+  }
+
+  const std::string script_;
+  std::mutex mu_;
+  std::set<int> children_;  // GUARDED_BY(mu_): pids we spawned and have not reaped
+};
+
+}  // namespace
+
+std::unique_ptr<ProcessLauncher> MakePosixProcessLauncher() {
+  return std::make_unique<PosixProcessLauncher>();
+}
+
+}  // namespace openglue::jobs

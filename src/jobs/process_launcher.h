@@ -1,0 +1,48 @@
+// ProcessLauncher: how the supervisor starts, signals and watches job-run processes. Injected so
+// the supervisor's tests can use a fake that crashes, hangs or exits on command.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace openglue::jobs {
+
+struct LaunchSpec {
+  std::vector<std::string> argv;  // argv[0] is looked up on PATH of `env` (or of the server)
+  std::vector<std::string> env;   // the complete environment, "NAME=value"
+  std::string working_dir;        // must exist
+  std::string stdout_path;        // created or appended to; the process writes to it directly
+  std::string stderr_path;
+  // When the process ends on its own, its exit status is written here (0-255, or 128+signal),
+  // so that a server restarted meanwhile can still learn how it ended.
+  std::string exit_code_path;
+};
+
+enum class ProcessState { kRunning, kExited, kGone };
+
+struct ProcessStatus {
+  ProcessState state = ProcessState::kGone;
+  int exit_code = -1;  // set when state == kExited
+};
+
+class ProcessLauncher {
+ public:
+  virtual ~ProcessLauncher() = default;
+  // Starts the process as the leader of a new process group (and session). Returns its pid,
+  // which is also the group id. InvalidInput if it cannot be started (e.g. no such program).
+  virtual Result<int> Launch(const LaunchSpec& spec) = 0;
+  // Sends `signal` to the whole process group `pgid`. OK if the group no longer exists.
+  virtual Status SignalGroup(int pgid, int signal) = 0;
+  // Non-blocking. Whether `pid` still runs (also for a process started by an earlier server
+  // process: it is recognised by `exit_code_path` in its command line, so a reused pid is not
+  // mistaken for it), and its exit code once it ended on its own. kGone when it ended without
+  // writing an exit code (killed with its group, or the pid is unknown). Reaps our own children.
+  virtual ProcessStatus Check(int pid, const std::string& exit_code_path) = 0;
+};
+
+std::unique_ptr<ProcessLauncher> MakePosixProcessLauncher();
+
+}  // namespace openglue::jobs
