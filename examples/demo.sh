@@ -17,6 +17,8 @@ echo "== OpenGlue server running at $ENDPOINT (data in $DATA_DIR)"
 
 export AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_DEFAULT_REGION=us-east-1
 python3 examples/catalog_demo.py "$ENDPOINT"
+echo
+python3 examples/job_demo.py "$ENDPOINT" "$DATA_DIR"
 
 echo
 echo "== The AWS CLI against the same server"

@@ -142,6 +142,7 @@ struct JobService::ActiveRun {
   std::string exit_code_path;
   int64_t started_ms = 0;       // when the process was launched
   int64_t timeout_minutes = 0;
+  int64_t max_concurrent_runs = 1;  // the job's ExecutionProperty.MaxConcurrentRuns
   int64_t stop_requested_ms = 0;
   bool killed_for_timeout = false;
   bool sigkill_sent = false;
@@ -390,7 +391,7 @@ Result<std::string> JobService::CreateRun(const Json& job, const Json& arguments
   run["LogGroupName"] = "/aws-glue/jobs";
   run["ExecutionTime"] = 0;
   run["_og"] = {{"command", job["Command"]}, {"max_retries", job.value("MaxRetries", int64_t{0})},
-                {"sequence", sequence}};
+                {"sequence", sequence}, {"max_concurrent_runs", max_runs}};
   {
     ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
     RETURN_NOT_OK(txn->Put(kJobRun, key, run.dump()));
@@ -404,6 +405,7 @@ Result<std::string> JobService::CreateRun(const Json& job, const Json& arguments
   active_run->sequence = sequence;
   active_run->state = run["JobRunState"];
   active_run->timeout_minutes = timeout;
+  active_run->max_concurrent_runs = max_runs;
   active_[sequence] = std::move(active_run);
   OG_LOG(kInfo, "job " << job_name << " run " << run_id << " " << run["JobRunState"].get<std::string>()
                        << " (attempt " << attempt << ")");
@@ -646,14 +648,8 @@ Status JobService::Finish(ActiveRun* run, Json* doc, const std::string& state,
 Status JobService::TickRun(ActiveRun* run) {
   // REQUIRES(mutex_)
   if (run->state == "WAITING") {
-    if (ActiveCount(run->job) >= 1) {
-      // Held back by the job's own limit? Count only this job's non-waiting runs.
-      ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
-      ASSIGN_OR_RETURN(auto job_doc, txn->Get(kJob, run->job));
-      int64_t max_runs = 1;
-      if (job_doc) max_runs = Json::parse(*job_doc)["ExecutionProperty"].value("MaxConcurrentRuns", int64_t{1});
-      if (ActiveCount(run->job) >= max_runs) return Status::OK();
-    }
+    // Held back by the job's own limit, or by the server's?
+    if (ActiveCount(run->job) >= run->max_concurrent_runs) return Status::OK();
     if (LaunchedCount() >= options_.max_concurrent_runs) return Status::OK();
     ASSIGN_OR_RETURN(Json doc, LoadRun(run->key));
     run->state = "STARTING";
@@ -749,6 +745,7 @@ Status JobService::Recover() {
     run->state = state;
     run->timeout_minutes = doc.value("Timeout", int64_t{0});
     const Json& og = doc["_og"];
+    run->max_concurrent_runs = og.value("max_concurrent_runs", int64_t{1});
     run->pid = og.value("pid", 0);
     run->exit_code_path = GetString(og, "exit_code_path");
     run->started_ms = og.value("launched_ms", int64_t{0});

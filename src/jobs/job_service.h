@@ -45,7 +45,7 @@ struct JobServiceOptions {
   std::string runtime_path;           // prepended to the scripts' PYTHONPATH (the awsglue package)
   int max_concurrent_runs = 16;       // server-wide; further runs wait in WAITING
   int stop_grace_seconds = 10;        // BatchStopJobRun: SIGTERM, then SIGKILL after this
-  int tick_interval_ms = 50;
+  int tick_interval_ms = 10;
 };
 
 // Grants and revokes the SigV4 credential a run uses to call back to the server.

@@ -53,7 +53,7 @@ std::string FindMv() {
 // always contains a '/', so the shell never mistakes it for a builtin or a function.
 std::string WrapperScript(const std::string& mv) {
   return "\"$@\"; code=$?; printf %s \"$code\" > \"$0.tmp\" && " + mv +
-         " -f \"$0.tmp\" \"$0\"; exit $code";
+         " -f -- \"$0.tmp\" \"$0\"; exit $code";
 }
 
 constexpr const char* kShell = "/bin/sh";
@@ -214,6 +214,15 @@ class PosixProcessLauncher : public ProcessLauncher {
     if (access(spec.working_dir.c_str(), X_OK) != 0) {
       return Status::InvalidInput("Working directory '" + spec.working_dir +
                                   "' is not accessible: " + ErrnoText(errno));
+    }
+    {
+      // The wrapper must be able to write the exit code next to this path.
+      std::string parent = spec.exit_code_path.substr(0, spec.exit_code_path.rfind('/') + 1);
+      if (parent.empty()) parent = ".";
+      if (stat(parent.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+        return Status::InvalidInput("The folder of the exit code file '" + spec.exit_code_path +
+                                    "' does not exist");
+      }
     }
     ASSIGN_OR_RETURN(std::string program,
                      ResolveProgram(spec.argv[0], spec.working_dir, EffectivePath(spec.env)));

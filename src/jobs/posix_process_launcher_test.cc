@@ -140,16 +140,17 @@ TEST_F(PosixProcessLauncherTest, RunsProgramCapturesOutputAndExitCode) {
 }
 
 TEST_F(PosixProcessLauncherTest, OutputIsAppendedAndEnvironmentIsExact) {
-  LaunchSpec spec = Spec({"sh", "-c", "env | grep -c '^HOME=' ; exit 0"});
+  LaunchSpec spec = Spec({"sh", "-c", "env | grep -c '^OG_SERVER_ONLY=' ; exit 0"});
   {
     std::ofstream pre(spec.stdout_path);
     pre << "before\n";
   }
-  ASSERT_NE(getenv("HOME"), nullptr) << "the test expects the server environment to have HOME";
+  setenv("OG_SERVER_ONLY", "1", 1);
   int pid = Start(spec);
+  unsetenv("OG_SERVER_ONLY");
   ProcessStatus status = WaitUntilEnded(pid, spec.exit_code_path);
   EXPECT_EQ(status.state, ProcessState::kExited);
-  // The server's HOME is not inherited: the environment is exactly spec.env.
+  // The server's variable is not inherited: the environment is exactly spec.env.
   EXPECT_EQ(ReadFile(spec.stdout_path), "before\n0\n");
 }
 
@@ -248,6 +249,12 @@ TEST_F(PosixProcessLauncherTest, LaunchFailuresAreInvalidInput) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);
 
+  LaunchSpec bad_exit = Spec({"true"});
+  bad_exit.exit_code_path = dir_ + "/missing/exit";
+  r = launcher_->Launch(bad_exit);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);
+
   r = launcher_->Launch(Spec({}));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);
@@ -260,6 +267,20 @@ TEST_F(PosixProcessLauncherTest, LaunchFailuresAreInvalidInput) {
 
   EXPECT_EQ(launcher_->SignalGroup(0, SIGKILL).code(), StatusCode::kInvalidInput);
   EXPECT_EQ(launcher_->SignalGroup(1, SIGKILL).code(), StatusCode::kInvalidInput);
+}
+
+TEST_F(PosixProcessLauncherTest, FailedExecOfTheProgramWrites127) {
+  // The program exists and is executable, but the kernel cannot run it (its interpreter is
+  // missing): the exec fails inside the wrapper, which records 127.
+  std::string script = dir_ + "/broken";
+  std::ofstream(script) << "#!/no/such/interpreter\n";
+  fs::permissions(script, fs::perms::owner_all);
+  LaunchSpec spec = Spec({script});
+  int pid = Start(spec);
+  ProcessStatus status = WaitUntilEnded(pid, spec.exit_code_path);
+  EXPECT_EQ(status.state, ProcessState::kExited);
+  EXPECT_EQ(status.exit_code, 127);
+  EXPECT_FALSE(ReadFile(spec.stderr_path).empty());  // the shell says why
 }
 
 TEST_F(PosixProcessLauncherTest, ProgramIsLookedUpOnTheJobsPath) {
