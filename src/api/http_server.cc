@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <functional>
 #include <mutex>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -90,6 +91,7 @@ class GrowingThreadPool : public httplib::TaskQueue {
 HttpServer::HttpServer(const ServerConfig& config, const Router* router, const Clock* clock)
     : config_(config), router_(router) {
   verifier_ = std::make_unique<SigV4Verifier>(config.credentials, clock, config.max_clock_skew_seconds);
+  request_id_prefix_ = static_cast<uint32_t>(std::random_device{}());
   server_ = std::make_unique<httplib::Server>();
 }
 
@@ -110,9 +112,11 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Make(const ServerConfig& config,
   HttpServer* self = server.get();
   server->server_->Post("/", [self](const httplib::Request& req, httplib::Response& res) {
     uint64_t id = ++self->request_counter_;
+    // A per-process random prefix keeps ids unique across server restarts.
     char request_id[40];
-    std::snprintf(request_id, sizeof(request_id), "%08llx-0000-4000-8000-%012llx",
-                  static_cast<unsigned long long>(id >> 32), static_cast<unsigned long long>(id));
+    std::snprintf(request_id, sizeof(request_id), "%08x-%04llx-4000-8000-%012llx",
+                  self->request_id_prefix_, static_cast<unsigned long long>((id >> 48) & 0xFFFF),
+                  static_cast<unsigned long long>(id & 0xFFFFFFFFFFFFULL));
     res.set_header("x-amzn-RequestId", request_id);
     std::string target = req.get_header_value("X-Amz-Target");
     WireResponse out;

@@ -45,6 +45,7 @@ class HttpServer {
   std::unique_ptr<SigV4Verifier> verifier_;
   std::unique_ptr<httplib::Server> server_;
   std::atomic<uint64_t> request_counter_{0};
+  uint32_t request_id_prefix_ = 0;
   int port_ = 0;
 };
 

@@ -83,6 +83,25 @@ bool ParseIsoTimestamp(const std::string& text, double* out) {
   return true;
 }
 
+// The model's two text patterns that most names and descriptions use, checked exactly: "single
+// line" (no control characters but tab) and "text" (no control characters but tab, CR, LF).
+// Other patterns are not checked (they use Java regex syntax over UTF-16).
+bool MatchesTextPattern(const std::string& pattern, const std::string& value) {
+  static const std::string kSingleLine =
+      "[\\u0020-\\uD7FF\\uE000-\\uFFFD\\uD800\\uDC00-\\uDBFF\\uDFFF\\t]*";
+  static const std::string kMultiLine =
+      "[\\u0020-\\uD7FF\\uE000-\\uFFFD\\uD800\\uDC00-\\uDBFF\\uDFFF\\r\\n\\t]*";
+  bool single = pattern == kSingleLine;
+  if (!single && pattern != kMultiLine) return true;
+  for (unsigned char c : value) {
+    if (c >= 0x20) continue;
+    if (c == '\t') continue;
+    if (!single && (c == '\r' || c == '\n')) continue;
+    return false;
+  }
+  return true;
+}
+
 class Validator {
  public:
   explicit Validator(const Json& shapes) : shapes_(shapes) {}
@@ -154,6 +173,9 @@ class Validator {
         Violation(s, path, "Member must have length greater than or equal to " + shape["min"].dump());
       if (shape.contains("max") && length > shape["max"].get<size_t>())
         Violation(s, path, "Member must have length less than or equal to " + shape["max"].dump());
+      if (shape.contains("pattern") && !MatchesTextPattern(shape["pattern"].get<std::string>(), s))
+        Violation(s, path, "Member must satisfy regular expression pattern: " +
+                               shape["pattern"].get<std::string>());
       if (shape.contains("enum")) {
         const Json& values = shape["enum"];
         if (std::find(values.begin(), values.end(), *value) == values.end()) {

@@ -62,6 +62,14 @@ TEST_F(ServiceModelTest, EnumsAreChecked) {
       << st.message();
 }
 
+TEST_F(ServiceModelTest, SingleLineNamePatternRefusesControlCharacters) {
+  Status st = Validate("CreateDatabase", "{\"DatabaseInput\":{\"Name\":\"bad\\nname\"}}");
+  EXPECT_EQ(st.code(), StatusCode::kValidation);
+  EXPECT_NE(st.message().find("Member must satisfy regular expression pattern"), std::string::npos)
+      << st.message();
+  EXPECT_TRUE(Validate("CreateDatabase", "{\"DatabaseInput\":{\"Name\":\"tab\\tok \u00e9\"}}").ok());
+}
+
 TEST_F(ServiceModelTest, WrongTypesAreSerializationErrorsNamingTheMember) {
   Status st = Validate("CreateDatabase", R"({"DatabaseInput":"sales"})");
   EXPECT_EQ(st.code(), StatusCode::kSerialization);

@@ -33,6 +33,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstring>
 #include <filesystem>
@@ -597,8 +598,8 @@ Status GetInt(const Json& request, const char* key, std::optional<int64_t>* out)
     *out = static_cast<int64_t>(u);
   } else if (v->is_number_integer()) {
     *out = v->get<int64_t>();
-  } else if (v->is_number_float() && v->get<double>() == static_cast<double>(
-                                                            static_cast<int64_t>(v->get<double>()))) {
+  } else if (v->is_number_float() && v->get<double>() == std::trunc(v->get<double>()) &&
+             std::abs(v->get<double>()) < 9.0e18) {
     *out = static_cast<int64_t>(v->get<double>());
   } else {
     return Status::InvalidInput(std::string(key) + " must be an integer");
@@ -711,7 +712,9 @@ void ParseTail(const std::string& text, RunTail* tail) {
     StreamTail& s = tail->streams[kind];
     auto num = [&](const char* key, auto* out) {
       auto f = it->find(key);
-      if (f != it->end() && f->is_number_integer()) *out = f->template get<std::decay_t<decltype(*out)>>();
+      if (f != it->end() && f->is_number_integer()) {
+        *out = f->template get<std::decay_t<decltype(*out)>>();
+      }
     };
     num("raw_offset", &s.raw_offset);
     num("events_length", &s.events_length);
@@ -1437,7 +1440,8 @@ Result<Json> FileLogStore::FilterLogEvents(const Json& request) {
       bytes += ev.message.size() + kEventOverheadBytes;
     }
     scanned += ev.next - ev.offset;
-    last_position = std::to_string(ev.timestamp) + ":" + std::to_string(ev.next) + ":" + source.name;
+    last_position =
+        std::to_string(ev.timestamp) + ":" + std::to_string(ev.next) + ":" + source.name;
     if (source.reader->Next(&source.current)) {
       heap.push(i);
     } else {

@@ -298,8 +298,8 @@ class PosixProcessLauncher : public ProcessLauncher {
   }
 
  private:
-  Result<int> Spawn(char* const* argv, char* const* envp, const std::string& working_dir, int out_fd,
-               int err_fd) {
+  Result<int> Spawn(char* const* argv, char* const* envp, const std::string& working_dir,
+                    int out_fd, int err_fd) {
     posix_spawn_file_actions_t actions;
     posix_spawnattr_t attr;
     if (posix_spawn_file_actions_init(&actions) != 0) {

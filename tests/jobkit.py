@@ -1,0 +1,164 @@
+"""Helpers for the job, job-run and run-log end-to-end tests (tests/test_job*.py).
+
+Job scripts are written into the server's embedded object store (`s3://bucket/key` is
+`<data_dir>/s3/bucket/key`). Runs are polled through GetJobRun, as a user would, with a deadline.
+"""
+import os
+import signal
+import textwrap
+import time
+import uuid
+
+import botocore.exceptions
+import pytest
+
+TERMINAL = ("SUCCEEDED", "FAILED", "TIMEOUT", "STOPPED", "ERROR")
+ACTIVE = ("STARTING", "RUNNING", "STOPPING", "WAITING")
+OUTPUT = "/aws-glue/jobs/output"
+ERROR = "/aws-glue/jobs/error"
+
+
+def unique(prefix):
+    return prefix + "_" + uuid.uuid4().hex[:10]
+
+
+def write_script(server, body, bucket="scripts", name=None):
+    """Writes `body` (dedented) into the server's object store; returns its s3:// location."""
+    key = f"{name or unique('script')}.py"
+    path = os.path.join(server.data_dir, "s3", bucket, key)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(textwrap.dedent(body).lstrip("\n"))
+    return f"s3://{bucket}/{key}"
+
+
+def wait_for(predicate, timeout, what, interval=0.05):
+    """Calls `predicate` until it returns something truthy; fails the test after `timeout` s."""
+    deadline = time.time() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.time() > deadline:
+            pytest.fail(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(interval)
+
+
+def wait_run(glue, job, run_id, timeout=30, states=TERMINAL):
+    """Polls GetJobRun until the run is in one of `states`; returns the JobRun."""
+    last = {}
+
+    def reached():
+        last["run"] = glue.get_job_run(JobName=job, RunId=run_id)["JobRun"]
+        return last["run"] if last["run"]["JobRunState"] in states else None
+
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        run = reached()
+        if run:
+            return run
+        time.sleep(0.05)
+    pytest.fail(f"run {run_id} of {job} not in {states} after {timeout} s: {last.get('run')}")
+
+
+def wait_file(path, timeout=20):
+    """Waits until `path` exists and is not empty; returns its text."""
+    def ready():
+        try:
+            with open(path) as f:
+                text = f.read()
+            return text if text.strip() else None
+        except FileNotFoundError:
+            return None
+    return wait_for(ready, timeout, f"file {path}")
+
+
+def process_alive(pid):
+    """Whether `pid` is a live process (a zombie has ended: it only waits to be reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return stat[stat.rindex(")") + 2] not in "ZX"
+
+
+def wait_gone(pid, timeout=5):
+    wait_for(lambda: not process_alive(pid), timeout, f"process {pid} to end")
+
+
+def error_code(info):
+    return info.value.response["Error"]["Code"]
+
+
+def log_messages(logs, group, stream):
+    """Every message of a stream, oldest first, following nextForwardToken to its end."""
+    messages = []
+    kwargs = {"logGroupName": group, "logStreamName": stream, "startFromHead": True}
+    while True:
+        page = logs.get_log_events(**kwargs)
+        messages.extend(e["message"] for e in page["events"])
+        if page["nextForwardToken"] == kwargs.get("nextToken"):
+            return messages
+        kwargs["nextToken"] = page["nextForwardToken"]
+
+
+class JobKit:
+    """Creates jobs and starts runs on one server; on close, stops the runs it started that are
+    still active and deletes its jobs, so no test leaves a script running."""
+
+    def __init__(self, server, glue):
+        self.server = server
+        self.glue = glue
+        self.jobs = []
+        self.runs = []  # (job, run id)
+
+    def script(self, body, **kwargs):
+        return write_script(self.server, body, **kwargs)
+
+    def job(self, body=None, script=None, name=None, command="glueetl", **kwargs):
+        """Creates a job running `body` (or the script at `script`); returns its name."""
+        name = name or unique("job")
+        location = script or self.script(body)
+        self.glue.create_job(Name=name, Role="local",
+                             Command={"Name": command, "ScriptLocation": location}, **kwargs)
+        self.jobs.append(name)
+        return name
+
+    def start(self, job, **kwargs):
+        run_id = self.glue.start_job_run(JobName=job, **kwargs)["JobRunId"]
+        self.runs.append((job, run_id))
+        return run_id
+
+    def run(self, job, timeout=30, **kwargs):
+        """Starts a run and waits for its end; returns the JobRun."""
+        return wait_run(self.glue, job, self.start(job, **kwargs), timeout=timeout)
+
+    def close(self):
+        for job, run_id in self.runs:
+            try:
+                state = self.glue.get_job_run(JobName=job, RunId=run_id)["JobRun"]["JobRunState"]
+                if state in ACTIVE:
+                    self.glue.batch_stop_job_run(JobName=job, JobRunIds=[run_id])
+            except (botocore.exceptions.ClientError, botocore.exceptions.EndpointConnectionError):
+                pass
+        for job in self.jobs:
+            try:
+                self.glue.delete_job(JobName=job)
+            except (botocore.exceptions.ClientError, botocore.exceptions.EndpointConnectionError):
+                pass
+
+
+@pytest.fixture()
+def kit(server, glue):
+    """A JobKit on the session's server (import this fixture into a test module)."""
+    k = JobKit(server, glue)
+    yield k
+    k.close()
+
+
+def kill_group(pgid):
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
