@@ -6,7 +6,7 @@ APT_PACKAGES = cmake ninja-build g++ make libsqlite3-dev libssl-dev nlohmann-jso
                libcpp-httplib-dev libgtest-dev googletest wrk procps
 STAMP = $(BUILD)/.deps-stamp
 
-.PHONY: all deps build test unit-test e2e-test demo bench bench-deps docs clean help
+.PHONY: all deps build test unit-test e2e-test demo bench bench-deps bench-jobs docs clean help
 
 all: build
 
@@ -15,6 +15,7 @@ help:
 	@echo "make test    install what is missing, build, run every test (unit + end-to-end)"
 	@echo "make build   build build/openglue"
 	@echo "make bench   run the catalog benchmark against OpenGlue and moto (docs/benchmarks.md)"
+	@echo "make bench-jobs  run the jobs benchmark: job-run latency, queued runs (docs/benchmarks.md)"
 
 # System packages from Debian, Python packages from PyPI (requirements.txt). Idempotent.
 deps: $(STAMP)
@@ -48,6 +49,9 @@ bench-deps: deps
 
 bench: build bench-deps
 	@OPENGLUE_BIN=$(CURDIR)/$(BUILD)/openglue $(PYTHON) bench/catalog/run.py
+
+bench-jobs: build
+	@OPENGLUE_BIN=$(CURDIR)/$(BUILD)/openglue $(PYTHON) bench/jobs/run.py
 
 docs: build
 	@$(PYTHON) tools/compatibility.py $(BUILD)/openglue

@@ -428,7 +428,7 @@ Result<Json> JobService::StartJobRun(const Json& request) {
     std::lock_guard<std::mutex> lock(mutex_);
     ASSIGN_OR_RETURN(run_id, CreateRun(job, arguments, request, 0, previous));
   }
-  wake_.notify_all();
+  Kick();
   return Json{{"JobRunId", run_id}};
 }
 
@@ -508,7 +508,7 @@ Result<Json> JobService::BatchStopJobRun(const Json& request) {
     }
     ok.push_back({{"JobName", name}, {"JobRunId", run_id}});
   }
-  wake_.notify_all();
+  Kick();
   return Json{{"SuccessfulSubmissions", std::move(ok)}, {"Errors", std::move(errors)}};
 }
 
@@ -547,11 +547,27 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
   if (!has_temp_dir) argv.insert(argv.end(), {"--TempDir", dir + "/tmp"});
 
   std::string python_path = options_.runtime_path;
+  // A .py file on PYTHONPATH is not importable (entries must be folders or zip files), so
+  // single modules are copied into the run's own py/ folder, which goes on the path instead.
+  const std::string py_dir = dir + "/py";
+  bool py_dir_on_path = false;
   for (const std::string& entry : Split(extra_py_files, ',')) {
     std::string path = Trim(entry);
     if (path.empty()) continue;
     if (StartsWith(path, "s3://")) path = options_.data_dir + "/s3/" + path.substr(5);
     else if (StartsWith(path, "file://")) path = path.substr(7);
+    std::filesystem::path file(path);
+    if (file.extension() == ".py") {
+      std::filesystem::create_directories(py_dir, ec);
+      std::filesystem::copy_file(file, py_dir + "/" + file.filename().string(),
+                                 std::filesystem::copy_options::overwrite_existing, ec);
+      if (ec)
+        return Finish(run, doc, "FAILED",
+                      "--extra-py-files: cannot use " + Trim(entry) + ": " + ec.message());
+      if (py_dir_on_path) continue;
+      py_dir_on_path = true;
+      path = py_dir;
+    }
     python_path += (python_path.empty() ? "" : ":") + path;
   }
   std::string access_key = "OGRUN" + RandomHex(15);
@@ -789,9 +805,19 @@ void JobService::Start() {
       lock.unlock();
       Tick();
       lock.lock();
-      wake_.wait_for(lock, std::chrono::milliseconds(options_.tick_interval_ms));
+      wake_.wait_for(lock, std::chrono::milliseconds(options_.tick_interval_ms),
+                     [this] { return stopping_ || kicked_; });
+      kicked_ = false;
     }
   });
+}
+
+void JobService::Kick() {
+  {
+    std::lock_guard<std::mutex> lock(thread_mutex_);
+    kicked_ = true;
+  }
+  wake_.notify_all();
 }
 
 void JobService::Stop() {

@@ -102,6 +102,8 @@ class JobService {
   int ActiveCount(const std::string& job) const;  // REQUIRES(mutex_)
   int LaunchedCount() const;                      // REQUIRES(mutex_)
   std::string RunDir(const std::string& run_id) const;
+  // Wakes the ticker for an immediate Tick (a run was started or stopped).
+  void Kick();
 
   store::MetadataStore* store_;
   const Clock* clock_;
@@ -118,6 +120,7 @@ class JobService {
   std::mutex thread_mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;  // GUARDED_BY(thread_mutex_)
+  bool kicked_ = false;    // GUARDED_BY(thread_mutex_): tick now, work is waiting
   std::thread ticker_;
 };
 

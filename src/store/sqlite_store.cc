@@ -63,7 +63,7 @@ Result<sqlite3*> Open(const std::string& path, bool writer) {
   }
   sqlite3_busy_timeout(db, 30000);
   Status st = Exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA cache_size=-65536;"
-                       "PRAGMA temp_store=MEMORY;");
+                       "PRAGMA temp_store=MEMORY; PRAGMA mmap_size=1073741824;");
   if (st.ok() && writer) st = Exec(db, kSchema);
   if (!st.ok()) {
     sqlite3_close(db);
