@@ -7,6 +7,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -20,6 +21,8 @@ BIN = os.environ.get("OPENGLUE_BIN", os.path.join(ROOT, "build", "openglue"))
 ACCESS_KEY = "test"
 SECRET_KEY = "test"
 REGION = "us-east-1"
+# The AWS CLI (awscli from requirements.txt): its `aws` entry point, else the module itself.
+AWS_CLI = [shutil.which("aws")] if shutil.which("aws") else [sys.executable, "-m", "awscli"]
 
 
 class Server:

@@ -87,20 +87,17 @@ def wait_gone(pid, timeout=5):
     wait_for(lambda: not process_alive(pid), timeout, f"process {pid} to end")
 
 
-def error_code(info):
-    return info.value.response["Error"]["Code"]
-
-
 def log_messages(logs, group, stream):
     """Every message of a stream, oldest first, following nextForwardToken to its end."""
     messages = []
     kwargs = {"logGroupName": group, "logStreamName": stream, "startFromHead": True}
-    while True:
+    for _ in range(10000):
         page = logs.get_log_events(**kwargs)
         messages.extend(e["message"] for e in page["events"])
         if page["nextForwardToken"] == kwargs.get("nextToken"):
-            return messages
+            return messages  # the end of the stream: the token passed comes back
         kwargs["nextToken"] = page["nextForwardToken"]
+    pytest.fail(f"GetLogEvents of {group} {stream} never returned the end token")
 
 
 class JobKit:

@@ -7,10 +7,8 @@ import uuid
 
 import pytest
 
-from conftest import partition_input, table_input
+from conftest import AWS_CLI, partition_input, table_input
 
-AWS = shutil.which("aws")
-pytestmark = pytest.mark.skipif(AWS is None, reason="the AWS CLI is not installed")
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +34,7 @@ def aws(server, cli_env):
     """Runs `aws glue <args>`; returns the parsed JSON output (None when there is none).
     With expect_error=True returns the CompletedProcess of a command that must fail."""
     def run(*args, expect_error=False):
-        result = subprocess.run([AWS, "glue", *args, "--endpoint-url", server.endpoint,
+        result = subprocess.run([*AWS_CLI, "glue", *args, "--endpoint-url", server.endpoint,
                                  "--output", "json"],
                                 capture_output=True, text=True, env=cli_env, timeout=60)
         if expect_error:

@@ -9,10 +9,10 @@ import time
 
 import pytest
 
-from conftest import raises_glue
-from jobkit import (ERROR, OUTPUT, JobKit, kit, log_messages, unique, wait_for, wait_run)  # noqa: F401
+from conftest import AWS_CLI, raises_glue
+from jobkit import (ERROR, OUTPUT, JobKit, kit, log_messages, unique,  # noqa: F401
+                    wait_for, wait_run)
 
-AWS = shutil.which("aws")
 
 # Prints 25 numbered lines, the last one without a newline.
 TWENTY_FIVE_LINES = """
@@ -169,7 +169,6 @@ def test_events_are_readable_while_the_run_is_going(kit, glue, logs, tmp_path):
     assert messages[1:] == ["naïve ✓ utf-8", "second"]
 
 
-@pytest.mark.skipif(AWS is None, reason="the AWS CLI is not installed")
 def test_aws_cli_reads_the_logs(kit, glue, server, tmp_path):
     job = kit.job(TWENTY_FIVE_LINES)
     run = kit.run(job)
@@ -181,7 +180,7 @@ def test_aws_cli_reads_the_logs(kit, glue, server, tmp_path):
                 "AWS_MAX_ATTEMPTS": "1"})
 
     def aws(*args):
-        result = subprocess.run([AWS, "logs", *args, "--endpoint-url", server.endpoint,
+        result = subprocess.run([*AWS_CLI, "logs", *args, "--endpoint-url", server.endpoint,
                                  "--output", "json"], capture_output=True, text=True, env=env,
                                 timeout=60)
         assert result.returncode == 0, result.stderr

@@ -2,7 +2,6 @@
 while it is down, queued runs, and DeleteJob keeping finished runs readable. See docs/jobs.md
 ("Restarts")."""
 import os
-import signal
 import socket
 import time
 
@@ -29,6 +28,15 @@ def srv(fresh_server):
     fresh_server.start()
     assert fresh_server.port == port
     yield fresh_server
+
+
+@pytest.fixture()
+def kit(srv):
+    """A JobKit on the test's server; at the end it stops the runs still going, so a failed
+    test leaves no script behind (the server keeps its port across restarts)."""
+    k = JobKit(srv, srv.client())
+    yield k
+    k.close()
 
 
 def restart(server, how="kill9"):
@@ -62,9 +70,8 @@ def pids(path):
 
 
 @pytest.mark.parametrize("how", ["kill9", "sigterm"])
-def test_a_running_run_is_readopted_after_a_restart(srv, tmp_path, how):
-    glue = srv.client()
-    kit = JobKit(srv, glue)
+def test_a_running_run_is_readopted_after_a_restart(srv, kit, tmp_path, how):
+    glue = kit.glue
     database = unique("after_restart")
     job = kit.job(SLEEPER)
     run_id = kit.start(job, Arguments={"--out": str(tmp_path), "--sleep": "3",
@@ -88,10 +95,9 @@ def test_a_running_run_is_readopted_after_a_restart(srv, tmp_path, how):
     wait_gone(pid)
 
 
-def test_a_run_that_ends_while_the_server_is_down_is_finished_from_its_exit_status(srv,
-                                                                                   tmp_path):
-    glue = srv.client()
-    kit = JobKit(srv, glue)
+def test_a_run_that_ends_while_the_server_is_down_is_finished_from_its_exit_status(
+        srv, kit, tmp_path):
+    glue = kit.glue
     job = kit.job("""
         import os, sys, time
         out = sys.argv[sys.argv.index("--out") + 1]
@@ -126,9 +132,8 @@ def test_a_run_that_ends_while_the_server_is_down_is_finished_from_its_exit_stat
     assert run["ErrorMessage"] == "KeyError: 'missing column'"
 
 
-def test_a_run_killed_while_the_server_is_down_fails_naming_the_restart(srv, tmp_path):
-    glue = srv.client()
-    kit = JobKit(srv, glue)
+def test_a_run_killed_while_the_server_is_down_fails_naming_the_restart(srv, kit, tmp_path):
+    glue = kit.glue
     job = kit.job(SLEEPER)
     run_id = kit.start(job, Arguments={"--out": str(tmp_path), "--sleep": "60",
                                        "--database": unique("never")})
@@ -155,9 +160,8 @@ def test_a_run_killed_while_the_server_is_down_fails_naming_the_restart(srv, tmp
     assert wait_run(glue, job, second)["JobRunState"] == "SUCCEEDED"
 
 
-def test_a_waiting_run_still_starts_after_a_restart(srv, tmp_path):
-    glue = srv.client()
-    kit = JobKit(srv, glue)
+def test_a_waiting_run_still_starts_after_a_restart(srv, kit, tmp_path):
+    glue = kit.glue
     release = tmp_path / "release"
     trace = tmp_path / "trace"
     job = kit.job("""
@@ -197,9 +201,8 @@ def test_a_waiting_run_still_starts_after_a_restart(srv, tmp_path):
             wait_gone(int(line.split()[2]))
 
 
-def test_delete_job_stops_its_runs_and_keeps_finished_ones_readable(srv, tmp_path):
-    glue = srv.client()
-    kit = JobKit(srv, glue)
+def test_delete_job_stops_its_runs_and_keeps_finished_ones_readable(srv, kit, tmp_path):
+    glue = kit.glue
     job = kit.job(SLEEPER, ExecutionProperty={"MaxConcurrentRuns": 2})
     done_dir, live_dir = tmp_path / "done", tmp_path / "live"
     done_dir.mkdir()
@@ -228,3 +231,49 @@ def test_delete_job_stops_its_runs_and_keeps_finished_ones_readable(srv, tmp_pat
     assert log_messages(srv.client("logs"), OUTPUT, done["Id"]) == ["before", "after"]
     with raises_glue("EntityNotFoundException"):
         glue.start_job_run(JobName=job)
+
+
+def test_a_run_failed_at_restart_is_retried_beside_other_adopted_runs(srv, kit, tmp_path):
+    glue = kit.glue
+    # The first attempt sleeps and is killed while the server is down; the retry succeeds.
+    retried = kit.job("""
+        import os, sys, time
+        args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
+        marker = os.path.join(args["--out"], "first")
+        if os.path.exists(marker):
+            print("retry " + args["--JOB_RUN_ID"])
+            sys.exit(0)
+        with open(marker + ".tmp", "w") as f:
+            f.write("%d %d" % (os.getpid(), os.getpgid(0)))
+        os.rename(marker + ".tmp", marker)
+        time.sleep(60)
+    """, name=unique("a"), MaxRetries=1)
+    # Another job's run, started after it, still running when the server comes back.
+    other_dir = tmp_path / "other"
+    other_dir.mkdir()
+    other = kit.job(SLEEPER, name=unique("b"))
+    first = kit.start(retried, Arguments={"--out": str(tmp_path)})
+    pid, pgid = map(int, wait_file(tmp_path / "first").split())
+    other_run = kit.start(other, Arguments={"--out": str(other_dir), "--sleep": "2",
+                                           "--database": unique("other")})
+    other_pid, _ = pids(other_dir)
+    srv.kill9()
+    kill_group(pgid)
+    wait_gone(pid)
+    srv.start()
+    glue = srv.client()
+    run = wait_run(glue, retried, first, timeout=10)
+    assert run["JobRunState"] == "FAILED"
+    assert "restart" in run["ErrorMessage"].lower()
+
+    def retry_finished():
+        runs = glue.get_job_runs(JobName=retried)["JobRuns"]
+        return runs if len(runs) == 2 and runs[0]["JobRunState"] not in (
+            "STARTING", "WAITING", "RUNNING") else None
+    runs = wait_for(retry_finished, 15, "the retry to run")
+    assert runs[0]["Attempt"] == 1
+    assert runs[0]["PreviousRunId"] == first
+    assert runs[0]["JobRunState"] == "SUCCEEDED", runs[0].get("ErrorMessage")
+    assert log_messages(srv.client("logs"), OUTPUT, runs[0]["Id"]) == ["retry " + runs[0]["Id"]]
+    assert wait_run(glue, other, other_run)["JobRunState"] == "SUCCEEDED"
+    wait_gone(other_pid)

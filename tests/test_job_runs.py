@@ -6,13 +6,11 @@ import os
 import time
 import zipfile
 
-import boto3
-import botocore.config
 import pytest
 
 from conftest import REGION, Server, raises_glue
-from jobkit import (ERROR, OUTPUT, JobKit, kit, log_messages, process_alive, unique,  # noqa: F401
-                    wait_file, wait_for, wait_gone, wait_run)
+from jobkit import (ERROR, OUTPUT, JobKit, kit, log_messages, process_alive,  # noqa: F401
+                    unique, wait_file, wait_for, wait_gone, wait_run)
 
 # A script that waits (up to 60 s) for a file named by its --release argument, recording its
 # run's start and end in the file named by --trace.
@@ -222,6 +220,22 @@ def test_missing_script_fails_the_run_naming_it(kit, glue):
     assert location in run["ErrorMessage"]
 
 
+@pytest.mark.parametrize("scheme", ["", "file://"])
+def test_local_script_locations(kit, glue, tmp_path, scheme):
+    script = tmp_path / "local_job.py"
+    script.write_text("import os, sys\n"
+                      "with open(sys.argv[sys.argv.index('--out') + 1], 'w') as f:\n"
+                      "    f.write('%d %d %d' % (os.getpid(), os.getpgid(0), os.getsid(0)))\n")
+    job = kit.job(script=scheme + str(script))
+    run = kit.run(job, Arguments={"--out": str(tmp_path / "ids")})
+    assert run["JobRunState"] == "SUCCEEDED", run.get("ErrorMessage")
+    pid, pgid, sid = map(int, (tmp_path / "ids").read_text().split())
+    # Its own process group and session, not the server's (nor this test's).
+    assert pgid == sid
+    assert pgid != os.getpgid(0)
+    assert sid != os.getsid(0)
+
+
 # --- Arguments ----------------------------------------------------------------------------------
 
 def test_arguments_merge_and_reach_the_script(kit, glue, tmp_path):
@@ -359,6 +373,28 @@ def test_batch_stop_job_run_stops_the_script_and_its_children(kit, glue, tmp_pat
     assert glue.get_job_run(JobName=job, RunId=run_id)["JobRun"]["JobRunState"] == "STOPPED"
 
 
+def test_a_script_ignoring_sigterm_is_killed_after_the_grace_period(kit, glue, tmp_path):
+    job = kit.job("""
+        import os, signal, sys, time
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        with open(sys.argv[sys.argv.index("--out") + 1], "w") as f:
+            f.write(str(os.getpid()))
+        time.sleep(120)
+    """)
+    run_id = kit.start(job, Arguments={"--out": str(tmp_path / "pid")})
+    pid = int(wait_file(tmp_path / "pid"))
+    stopped_at = time.time()
+    assert glue.batch_stop_job_run(JobName=job, JobRunIds=[run_id])["Errors"] == []
+    time.sleep(5)
+    # Still there, still STOPPING: SIGKILL comes 10 s after SIGTERM.
+    assert process_alive(pid)
+    assert glue.get_job_run(JobName=job, RunId=run_id)["JobRun"]["JobRunState"] == "STOPPING"
+    run = wait_run(glue, job, run_id, timeout=15)
+    assert run["JobRunState"] == "STOPPED", run.get("ErrorMessage")
+    assert 9.5 <= time.time() - stopped_at
+    wait_gone(pid)
+
+
 # --- Concurrency --------------------------------------------------------------------------------
 
 def test_max_concurrent_runs_refuses_a_second_run(kit, glue, tmp_path):
@@ -477,7 +513,8 @@ def test_failed_runs_are_retried_up_to_max_retries(kit, glue, tmp_path):
     paged = []
     token = None
     for _ in range(5):
-        page = glue.get_job_runs(JobName=job, MaxResults=1, **({"NextToken": token} if token else {}))
+        page = glue.get_job_runs(JobName=job, MaxResults=1,
+                                 **({"NextToken": token} if token else {}))
         assert len(page["JobRuns"]) == 1
         paged.append(page["JobRuns"][0]["Id"])
         token = page.get("NextToken")

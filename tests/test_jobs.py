@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from conftest import all_pages, raises_glue
+from conftest import AWS_CLI, all_pages, raises_glue
 from jobkit import kit, unique, wait_run  # noqa: F401  (kit is a fixture)
 
 SCRIPT = "s3://scripts/never_run.py"
@@ -218,10 +218,8 @@ def test_delete_job(kit, glue):
     assert glue.list_jobs(Tags={"suite": suite})["JobNames"] == []
 
 
-AWS = shutil.which("aws")
 
 
-@pytest.mark.skipif(AWS is None, reason="the AWS CLI is not installed")
 def test_aws_cli_creates_runs_and_reads_a_job(kit, server, tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
     env.update({"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
@@ -230,7 +228,7 @@ def test_aws_cli_creates_runs_and_reads_a_job(kit, server, tmp_path):
                 "AWS_MAX_ATTEMPTS": "1"})
 
     def aws(*args):
-        result = subprocess.run([AWS, "glue", *args, "--endpoint-url", server.endpoint,
+        result = subprocess.run([*AWS_CLI, "glue", *args, "--endpoint-url", server.endpoint,
                                  "--output", "json"], capture_output=True, text=True, env=env,
                                 timeout=60)
         assert result.returncode == 0, result.stderr

@@ -747,9 +747,11 @@ Status JobService::Recover() {
   ASSIGN_OR_RETURN(auto rows, txn->Scan(kJobRun, store::ScanOptions{}));
   txn.reset();
   int adopted = 0, finished = 0, queued = 0;
+  // Every sequence in use first: finishing a run below may retry it as a new run, whose
+  // sequence must not be one that a run further down the scan still holds.
+  for (const auto& row : rows) next_sequence_ = std::max(next_sequence_, SequenceOfKey(row.key));
   for (const auto& row : rows) {
     uint64_t sequence = SequenceOfKey(row.key);
-    next_sequence_ = std::max(next_sequence_, sequence);
     Json doc = Json::parse(row.doc);
     std::string state = GetString(doc, "JobRunState");
     if (!IsActiveState(state)) continue;

@@ -50,9 +50,11 @@ std::string FindMv() {
 }
 
 // $0 is the exit-code path; "$@" is the resolved program and its arguments. The program path
-// always contains a '/', so the shell never mistakes it for a builtin or a function.
+// always contains a '/', so the shell never mistakes it for a builtin or a function. The
+// wrapper itself outlives a SIGTERM sent to the group (`trap :`; the program still gets the
+// default action), so a stopped program has its grace period and its exit status is recorded.
 std::string WrapperScript(const std::string& mv) {
-  return "\"$@\"; code=$?; printf %s \"$code\" > \"$0.tmp\" && " + mv +
+  return "trap : TERM; \"$@\"; code=$?; printf %s \"$code\" > \"$0.tmp\" && " + mv +
          " -f -- \"$0.tmp\" \"$0\"; exit $code";
 }
 
