@@ -53,6 +53,7 @@ uint64_t SequenceOfKey(const std::string& key) {
 }
 
 bool IsActiveState(const std::string& state) {
+  // SUCCEEDED, FAILED, TIMEOUT, STOPPED and ERROR are final.
   return state == "STARTING" || state == "RUNNING" || state == "STOPPING" || state == "WAITING";
 }
 
@@ -604,7 +605,8 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
   Result<int> pid = launcher_->Launch(spec);
   if (!pid.ok()) {
     if (credentials_.revoke) credentials_.revoke(access_key);
-    return Finish(run, doc, "FAILED", "Could not start the job run: " + pid.status().message());
+    // The script never ran: Glue reports such runs as ERROR, not FAILED.
+    return Finish(run, doc, "ERROR", "Could not start the job run: " + pid.status().message());
   }
   logs_->Follow(run->run_id);
   run->pid = *pid;

@@ -310,6 +310,20 @@ TEST_F(JobServiceTest, MissingScriptFailsTheRunWithAClearMessage) {
   EXPECT_NE(run["ErrorMessage"].get<std::string>().find("s3://scripts/none.py not found"), std::string::npos);
 }
 
+TEST_F(JobServiceTest, ARunThatCannotBeStartedEndsInError) {
+  CreateJob("etl", {{"MaxRetries", 2}});
+  launcher_.fail_launch = true;
+  std::string id = Start("etl");
+  service_->Tick();
+  Json run = Run("etl", id);
+  EXPECT_EQ(run["JobRunState"], "ERROR");
+  EXPECT_NE(run["ErrorMessage"].get<std::string>().find("no such program"), std::string::npos);
+  auto runs = service_->GetJobRuns(Json{{"JobName", "etl"}});
+  ASSERT_TRUE(runs.ok());
+  EXPECT_EQ((*runs)["JobRuns"].size(), 1u);  // not retried
+  EXPECT_TRUE(granted.empty());
+}
+
 TEST_F(JobServiceTest, UnsupportedCommandIsInvalidInputNamingTheSupportedOnes) {
   auto created = service_->CreateJob(
       Json{{"Name", "stream"}, {"Role", "r"},
