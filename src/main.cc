@@ -174,6 +174,7 @@ int Serve(int argc, char** argv) {
                                             run_credentials, job_options);
   if (!job_service.ok()) return Fail(job_service.status().message());
   router.RegisterJobs(job_service->get());
+  (*catalog)->RegisterTaggableResource("job", jobs::JobExists);
   router.RegisterLogs(logs->get());
   if (!(st = (*job_service)->Recover()).ok()) return Fail(st.message());
   (*logs)->Start();

@@ -3,6 +3,7 @@
 Every test talks to the server over HTTP with boto3 (or the AWS CLI), exactly as a user does.
 The server binary comes from $OPENGLUE_BIN (set by `make test`), else build/openglue.
 """
+import json
 import os
 import shutil
 import signal
@@ -87,6 +88,42 @@ class Server:
                             aws_access_key_id=kwargs.pop("key", ACCESS_KEY),
                             aws_secret_access_key=kwargs.pop("secret", SECRET_KEY),
                             config=config, **kwargs)
+
+
+@pytest.fixture(scope="session")
+def cli_env(tmp_path_factory):
+    """The environment of an AWS CLI call: the server's local credentials and nothing of the
+    machine's own AWS configuration."""
+    home = tmp_path_factory.mktemp("aws-home")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env.update({
+        "AWS_ACCESS_KEY_ID": ACCESS_KEY,
+        "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
+        "AWS_DEFAULT_REGION": REGION,
+        "AWS_DEFAULT_OUTPUT": "json",
+        "AWS_CONFIG_FILE": str(home / "config"),
+        "AWS_SHARED_CREDENTIALS_FILE": str(home / "credentials"),
+        "AWS_PAGER": "",
+        "AWS_MAX_ATTEMPTS": "1",
+    })
+    return env
+
+
+@pytest.fixture()
+def aws_cli(server, cli_env):
+    """Runs `aws <service> <args> --endpoint-url <server>`; returns the parsed JSON output (None
+    when there is none). With expect_error=True returns the CompletedProcess of a command that
+    must fail."""
+    def run(service, *args, expect_error=False):
+        result = subprocess.run([*AWS_CLI, service, *args, "--endpoint-url", server.endpoint,
+                                 "--output", "json"],
+                                capture_output=True, text=True, env=cli_env, timeout=60)
+        if expect_error:
+            assert result.returncode != 0, result.stdout
+            return result
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout) if result.stdout.strip() else None
+    return run
 
 
 @pytest.fixture(scope="session")

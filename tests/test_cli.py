@@ -1,48 +1,17 @@
 """The AWS CLI (`aws glue ... --endpoint-url URL`) against the real server."""
 import json
-import os
-import shutil
-import subprocess
 import uuid
 
 import pytest
 
-from conftest import AWS_CLI, partition_input, table_input
+from conftest import partition_input, table_input
 
-
-
-@pytest.fixture(scope="module")
-def cli_env(tmp_path_factory):
-    home = tmp_path_factory.mktemp("aws-home")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
-    env.update({
-        "AWS_ACCESS_KEY_ID": "test",
-        "AWS_SECRET_ACCESS_KEY": "test",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "AWS_DEFAULT_OUTPUT": "json",
-        # No profile, config or credentials of the machine's user may leak in.
-        "AWS_CONFIG_FILE": str(home / "config"),
-        "AWS_SHARED_CREDENTIALS_FILE": str(home / "credentials"),
-        "AWS_PAGER": "",
-        "AWS_MAX_ATTEMPTS": "1",
-    })
-    return env
 
 
 @pytest.fixture()
-def aws(server, cli_env):
-    """Runs `aws glue <args>`; returns the parsed JSON output (None when there is none).
-    With expect_error=True returns the CompletedProcess of a command that must fail."""
-    def run(*args, expect_error=False):
-        result = subprocess.run([*AWS_CLI, "glue", *args, "--endpoint-url", server.endpoint,
-                                 "--output", "json"],
-                                capture_output=True, text=True, env=cli_env, timeout=60)
-        if expect_error:
-            assert result.returncode != 0, result.stdout
-            return result
-        assert result.returncode == 0, result.stderr
-        return json.loads(result.stdout) if result.stdout.strip() else None
-    return run
+def aws(aws_cli):
+    """Runs `aws glue <args>` against the test server (see conftest.aws_cli)."""
+    return lambda *args, **kwargs: aws_cli("glue", *args, **kwargs)
 
 
 def name(prefix):

@@ -1,15 +1,11 @@
 """Job-run logs through the CloudWatch-Logs-compatible API (boto3's `logs` client and
 `aws logs ... --endpoint-url`). See docs/jobs.md ("Logs")."""
-import json
-import os
-import shutil
-import subprocess
 import threading
 import time
 
 import pytest
 
-from conftest import AWS_CLI, raises_glue
+from conftest import raises_glue
 from jobkit import (ERROR, OUTPUT, JobKit, kit, log_messages, unique,  # noqa: F401
                     wait_for, wait_run)
 
@@ -169,22 +165,12 @@ def test_events_are_readable_while_the_run_is_going(kit, glue, logs, tmp_path):
     assert messages[1:] == ["naïve ✓ utf-8", "second"]
 
 
-def test_aws_cli_reads_the_logs(kit, glue, server, tmp_path):
+def test_aws_cli_reads_the_logs(kit, glue, server, tmp_path, aws_cli):
     job = kit.job(TWENTY_FIVE_LINES)
     run = kit.run(job)
     assert run["JobRunState"] == "SUCCEEDED", run.get("ErrorMessage")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
-    env.update({"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
-                "AWS_DEFAULT_REGION": "us-east-1", "AWS_CONFIG_FILE": str(tmp_path / "config"),
-                "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "credentials"), "AWS_PAGER": "",
-                "AWS_MAX_ATTEMPTS": "1"})
-
     def aws(*args):
-        result = subprocess.run([*AWS_CLI, "logs", *args, "--endpoint-url", server.endpoint,
-                                 "--output", "json"], capture_output=True, text=True, env=env,
-                                timeout=60)
-        assert result.returncode == 0, result.stderr
-        return json.loads(result.stdout)
+        return aws_cli("logs", *args)
 
     got = aws("get-log-events", "--log-group-name", OUTPUT, "--log-stream-name", run["Id"],
               "--start-from-head")

@@ -2,13 +2,10 @@
 DeleteJob, through boto3 (and the AWS CLI) against the real server. See docs/jobs.md."""
 import datetime
 import json
-import os
-import shutil
-import subprocess
 
 import pytest
 
-from conftest import AWS_CLI, all_pages, raises_glue
+from conftest import all_pages, raises_glue
 from jobkit import kit, unique, wait_run  # noqa: F401  (kit is a fixture)
 
 SCRIPT = "s3://scripts/never_run.py"
@@ -162,6 +159,20 @@ def test_list_jobs_filters_by_tags_and_pages(kit, glue):
     assert set(tagged) <= set(everything)
 
 
+def test_tag_resource_on_a_job_arn_feeds_get_tags_and_list_jobs(kit, glue):
+    suite = unique("suite")
+    name = kit.job(script=SCRIPT, Tags={"suite": suite})
+    arn = f"arn:aws:glue:us-east-1:000000000000:job/{name}"
+    assert glue.get_tags(ResourceArn=arn)["Tags"] == {"suite": suite}
+    glue.tag_resource(ResourceArn=arn, TagsToAdd={"team": "a"})
+    assert glue.get_tags(ResourceArn=arn)["Tags"] == {"suite": suite, "team": "a"}
+    assert glue.list_jobs(Tags={"suite": suite, "team": "a"})["JobNames"] == [name]
+    glue.untag_resource(ResourceArn=arn, TagsToRemove=["team"])
+    assert glue.list_jobs(Tags={"suite": suite, "team": "a"})["JobNames"] == []
+    with raises_glue("EntityNotFoundException"):
+        glue.get_tags(ResourceArn=f"arn:aws:glue:us-east-1:000000000000:job/{unique('nojob')}")
+
+
 def test_a_bad_next_token_is_invalid_input(glue):
     with raises_glue("InvalidInputException"):
         glue.get_jobs(NextToken="not a token!")
@@ -220,19 +231,9 @@ def test_delete_job(kit, glue):
 
 
 
-def test_aws_cli_creates_runs_and_reads_a_job(kit, server, tmp_path):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
-    env.update({"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
-                "AWS_DEFAULT_REGION": "us-east-1", "AWS_CONFIG_FILE": str(tmp_path / "config"),
-                "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "credentials"), "AWS_PAGER": "",
-                "AWS_MAX_ATTEMPTS": "1"})
-
+def test_aws_cli_creates_runs_and_reads_a_job(kit, server, tmp_path, aws_cli):
     def aws(*args):
-        result = subprocess.run([*AWS_CLI, "glue", *args, "--endpoint-url", server.endpoint,
-                                 "--output", "json"], capture_output=True, text=True, env=env,
-                                timeout=60)
-        assert result.returncode == 0, result.stderr
-        return json.loads(result.stdout) if result.stdout.strip() else None
+        return aws_cli("glue", *args)
 
     name = unique("cli")
     location = kit.script("print('hello from the cli job')\n")

@@ -17,6 +17,8 @@
 // Thread-safe: operations may be called concurrently from many threads.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -88,7 +90,13 @@ class Catalog {
   Result<Json> GetColumnStatisticsForPartition(const Json& request);
   Result<Json> UpdateColumnStatisticsForPartition(const Json& request);
   Result<Json> DeleteColumnStatisticsForPartition(const Json& request);
-  // Tags on Glue ARNs
+  // Tags on Glue ARNs. The catalog resolves its own resources (database, table,
+  // userDefinedFunction); other modules register theirs (e.g. "job") so that one tag store and
+  // one set of operations serve every taggable resource. `exists` gets the ARN's resource part
+  // split on '/' ({"job", "<name>"}) and returns OK or EntityNotFound. Call before serving.
+  using ResourceCheck =
+      std::function<Status(store::Transaction* txn, const std::vector<std::string>& resource)>;
+  void RegisterTaggableResource(const std::string& type, ResourceCheck exists);
   Result<Json> TagResource(const Json& request);
   Result<Json> UntagResource(const Json& request);
   Result<Json> GetTags(const Json& request);
@@ -100,6 +108,7 @@ class Catalog {
   store::MetadataStore* store_;
   const Clock* clock_;
   CatalogOptions options_;
+  std::map<std::string, ResourceCheck> taggable_;  // written only before serving
 };
 
 }  // namespace openglue::catalog

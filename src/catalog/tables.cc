@@ -43,6 +43,17 @@ Status CheckPartitionKeys(const Json& table) {
   return Status::OK();
 }
 
+// A VersionId as a number; InvalidInput unless it is a whole non-negative decimal.
+Result<int64_t> ParseVersionId(const std::string& version_id) {
+  try {
+    size_t used = 0;
+    int64_t version = std::stoll(version_id, &used);
+    if (used == version_id.size() && version >= 0) return version;
+  } catch (const std::exception&) {
+  }
+  return Status::InvalidInput("VersionId '" + version_id + "' is not a version number");
+}
+
 int64_t CurrentVersion(const Json& table) {
   try {
     return std::stoll(GetString(table, "VersionId", "0"));
@@ -206,14 +217,7 @@ Result<Json> Catalog::GetTableVersion(const Json& request) {
   ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
   ASSIGN_OR_RETURN(Json table, LoadTable(txn.get(), catalog_id, database, name));
   std::string version_id = GetString(request, "VersionId", GetString(table, "VersionId", "0"));
-  int64_t version = -1;
-  try {
-    size_t used = 0;
-    version = std::stoll(version_id, &used);
-    if (used != version_id.size()) version = -1;
-  } catch (const std::exception&) {
-  }
-  if (version < 0) return Status::InvalidInput("VersionId '" + version_id + "' is not a version number");
+  ASSIGN_OR_RETURN(int64_t version, ParseVersionId(version_id));
   ASSIGN_OR_RETURN(auto doc, txn->Get(kTableVersion, store::MakeKey({catalog_id, database, name,
                                                                      VersionKey(version)})));
   if (!doc) return Status::EntityNotFound("Version " + version_id + " of table " + name + " not found.");
@@ -247,14 +251,7 @@ namespace {
 Status DeleteOneVersion(store::Transaction* txn, const std::string& catalog_id,
                         const std::string& database, const std::string& name,
                         const Json& table, const std::string& version_id) {
-  int64_t version = -1;
-  try {
-    size_t used = 0;
-    version = std::stoll(version_id, &used);
-    if (used != version_id.size()) version = -1;
-  } catch (const std::exception&) {
-  }
-  if (version < 0) return Status::InvalidInput("VersionId '" + version_id + "' is not a version number");
+  ASSIGN_OR_RETURN(int64_t version, ParseVersionId(version_id));
   if (version == CurrentVersion(table))
     return Status::InvalidInput("Version " + version_id + " is the current version of table " +
                                 name + " and cannot be deleted");

@@ -1,7 +1,7 @@
 // Tags on Glue ARNs: TagResource, UntagResource, GetTags.
 //
 // The catalog resolves ARNs of the resources it owns (database, table, userDefinedFunction) and
-// refuses the rest with EntityNotFound until the module that owns them exists.
+// those other modules registered (RegisterTaggableResource); the rest are EntityNotFound.
 #include "catalog/catalog.h"
 #include "catalog/catalog_util.h"
 #include "common/strings.h"
@@ -15,6 +15,7 @@ constexpr size_t kMaxTags = 50;
 // folded to lowercase, this server's region), under which its tags are kept. InvalidInput for a
 // malformed ARN, EntityNotFound for a resource that does not exist.
 Result<std::string> ResolveArn(store::Transaction* txn, const std::string& region,
+                               const std::map<std::string, Catalog::ResourceCheck>& taggable,
                                const std::string& arn) {
   std::vector<std::string> parts = Split(arn, ':');
   if (parts.size() != 6 || parts[0] != "arn" || parts[2] != "glue" || parts[4].empty())
@@ -37,6 +38,13 @@ Result<std::string> ResolveArn(store::Transaction* txn, const std::string& regio
     if (!doc) return Status::EntityNotFound("Function " + resource[2] + " not found.");
     return FunctionArn(region, catalog_id, resource[1], resource[2]);
   }
+  auto other = taggable.find(type);
+  if (other != taggable.end()) {
+    // Another module's resource: names are kept as given (job names are case-sensitive).
+    std::vector<std::string> as_given = Split(parts[5], '/');
+    RETURN_NOT_OK(other->second(txn, as_given));
+    return "arn:aws:glue:" + region + ":" + catalog_id + ":" + parts[5];
+  }
   return Status::EntityNotFound("Resource " + arn + " not found.");
 }
 
@@ -56,9 +64,13 @@ Status AddTags(store::Transaction* txn, const std::string& arn, const Json& tags
   return txn->Put(kTags, arn, current.dump());
 }
 
+void Catalog::RegisterTaggableResource(const std::string& type, ResourceCheck exists) {
+  taggable_[type] = std::move(exists);
+}
+
 Result<Json> Catalog::TagResource(const Json& request) {
   ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
-  ASSIGN_OR_RETURN(std::string arn, ResolveArn(txn.get(), options_.region, GetString(request, "ResourceArn")));
+  ASSIGN_OR_RETURN(std::string arn, ResolveArn(txn.get(), options_.region, taggable_, GetString(request, "ResourceArn")));
   RETURN_NOT_OK(AddTags(txn.get(), arn, request.at("TagsToAdd")));
   RETURN_NOT_OK(txn->Commit());
   return Json::object();
@@ -66,7 +78,7 @@ Result<Json> Catalog::TagResource(const Json& request) {
 
 Result<Json> Catalog::UntagResource(const Json& request) {
   ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
-  ASSIGN_OR_RETURN(std::string arn, ResolveArn(txn.get(), options_.region, GetString(request, "ResourceArn")));
+  ASSIGN_OR_RETURN(std::string arn, ResolveArn(txn.get(), options_.region, taggable_, GetString(request, "ResourceArn")));
   ASSIGN_OR_RETURN(Json current, LoadTags(txn.get(), arn));
   for (const Json& key : request.at("TagsToRemove")) current.erase(key.get<std::string>());
   RETURN_NOT_OK(txn->Put(kTags, arn, current.dump()));
@@ -76,7 +88,7 @@ Result<Json> Catalog::UntagResource(const Json& request) {
 
 Result<Json> Catalog::GetTags(const Json& request) {
   ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
-  ASSIGN_OR_RETURN(std::string arn, ResolveArn(txn.get(), options_.region, GetString(request, "ResourceArn")));
+  ASSIGN_OR_RETURN(std::string arn, ResolveArn(txn.get(), options_.region, taggable_, GetString(request, "ResourceArn")));
   ASSIGN_OR_RETURN(Json tags, LoadTags(txn.get(), arn));
   return Json{{"Tags", std::move(tags)}};
 }

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <random>
 
+#include "catalog/catalog_util.h"
 #include "common/logging.h"
 #include "common/strings.h"
 
@@ -17,6 +18,10 @@ namespace {
 constexpr std::string_view kJob = "job";
 constexpr std::string_view kJobRun = "job_run";        // job \x1f inverted sequence -> JobRun
 constexpr std::string_view kJobRunId = "job_run_id";   // run id -> job_run key
+// The runs not yet final (job_run keys, empty documents), so a restart reads only those.
+constexpr std::string_view kActiveJobRun = "job_run_active";
+// The last run sequence number handed out, so numbering survives restarts.
+constexpr std::string_view kJobRunSequence = "job_run_sequence";
 constexpr uint64_t kSequenceBase = 1000000000000000ULL;  // keys sort newest first
 constexpr int kDefaultTimeoutMinutes = 2880;
 
@@ -25,10 +30,7 @@ const std::vector<std::string>& SupportedCommands() {
   return kCommands;
 }
 
-std::string GetString(const Json& doc, const char* member, const std::string& fallback = "") {
-  auto it = doc.find(member);
-  return it != doc.end() && it->is_string() ? it->get<std::string>() : fallback;
-}
+using catalog::GetString;
 
 std::string RandomHex(size_t digits) {
   static thread_local std::mt19937_64 rng(std::random_device{}());
@@ -149,6 +151,15 @@ struct JobService::ActiveRun {
   bool sigkill_sent = false;
 };
 
+Status JobExists(store::Transaction* txn, const std::vector<std::string>& resource) {
+  if (resource.size() == 2) {
+    ASSIGN_OR_RETURN(auto doc, txn->Get(kJob, resource[1]));
+    if (doc) return Status::OK();
+  }
+  return Status::EntityNotFound("Job " + (resource.size() > 1 ? resource[1] : std::string()) +
+                                " not found.");
+}
+
 JobService::JobService(store::MetadataStore* store, const Clock* clock, ProcessLauncher* launcher,
                        LogStore* logs, RunCredentials credentials, JobServiceOptions options)
     : store_(store), clock_(clock), launcher_(launcher), logs_(logs),
@@ -180,6 +191,16 @@ const std::vector<std::pair<std::string, JobService::Operation>>& JobService::Op
   return kOperations;
 }
 
+std::string JobService::LocalPath(const std::string& uri) const {
+  if (StartsWith(uri, "s3://")) return options_.data_dir + "/s3/" + uri.substr(5);
+  if (StartsWith(uri, "file://")) return uri.substr(7);
+  return uri;
+}
+
+std::string JobService::JobArn(const std::string& name) const {
+  return "arn:aws:glue:" + options_.region + ":" + options_.account_id + ":job/" + name;
+}
+
 std::string JobService::RunDir(const std::string& run_id) const {
   return options_.data_dir + "/runs/" + run_id;
 }
@@ -196,10 +217,8 @@ Result<Json> JobService::CreateJob(const Json& request) {
   if (st.code() == StatusCode::kAlreadyExists)
     return Status::AlreadyExists("Job with name " + name + " already exists.");
   RETURN_NOT_OK(st);
-  if (request.contains("Tags") && !request["Tags"].empty()) {
-    std::string arn = "arn:aws:glue:" + options_.region + ":" + options_.account_id + ":job/" + name;
-    RETURN_NOT_OK(txn->Put("tags", arn, request["Tags"].dump()));
-  }
+  if (request.contains("Tags") && !request["Tags"].empty())
+    RETURN_NOT_OK(catalog::AddTags(txn.get(), JobArn(name), request["Tags"]));
   RETURN_NOT_OK(txn->Commit());
   return Json{{"Name", name}};
 }
@@ -225,62 +244,35 @@ Result<Json> JobService::GetJob(const Json& request) {
   return Json{{"Job", Json::parse(*doc)}};
 }
 
-namespace {
-
-Result<std::string> DecodeToken(const Json& request) {
-  std::string token = GetString(request, "NextToken");
-  if (token.empty()) return std::string();
-  std::string key;
-  if (!Base64Decode(token, &key) || key.empty()) return Status::InvalidInput("Invalid NextToken");
-  return key;
-}
-
-}  // namespace
-
 Result<Json> JobService::GetJobs(const Json& request) {
-  ASSIGN_OR_RETURN(std::string after, DecodeToken(request));
-  int64_t limit = request.value("MaxResults", int64_t{100});
   ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
-  ASSIGN_OR_RETURN(auto rows, txn->Scan(kJob, store::ScanOptions{"", after, limit + 1, false}));
+  ASSIGN_OR_RETURN(catalog::Page page,
+                   catalog::ScanPage(txn.get(), kJob, "", request, catalog::PageSize(request, 100),
+                                     [](const store::Row&) -> Result<bool> { return true; }));
   Json jobs = Json::array();
-  for (size_t i = 0; i < rows.size() && static_cast<int64_t>(i) < limit; ++i)
-    jobs.push_back(Json::parse(rows[i].doc));
+  for (const auto& row : page.rows) jobs.push_back(Json::parse(row.doc));
   Json response{{"Jobs", std::move(jobs)}};
-  if (static_cast<int64_t>(rows.size()) > limit) response["NextToken"] = Base64Encode(rows[limit - 1].key);
+  if (!page.next_token.empty()) response["NextToken"] = page.next_token;
   return response;
 }
 
 Result<Json> JobService::ListJobs(const Json& request) {
-  ASSIGN_OR_RETURN(std::string after, DecodeToken(request));
-  int64_t limit = request.value("MaxResults", int64_t{100});
-  Json wanted_tags = request.value("Tags", Json::object());
+  const Json wanted_tags = request.value("Tags", Json::object());
   ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  auto tagged = [&](const store::Row& row) -> Result<bool> {
+    if (wanted_tags.empty()) return true;
+    ASSIGN_OR_RETURN(auto tags_doc, txn->Get(catalog::kTags, JobArn(row.key)));
+    Json tags = tags_doc ? Json::parse(*tags_doc) : Json::object();
+    for (auto& [k, v] : wanted_tags.items())
+      if (!tags.contains(k) || tags[k] != v) return false;
+    return true;
+  };
+  ASSIGN_OR_RETURN(catalog::Page page, catalog::ScanPage(txn.get(), kJob, "", request,
+                                                         catalog::PageSize(request, 100), tagged));
   Json names = Json::array();
-  std::string last;
-  bool more = false;
-  while (!more) {
-    ASSIGN_OR_RETURN(auto rows, txn->Scan(kJob, store::ScanOptions{"", after, 256, true}));
-    for (const auto& row : rows) {
-      after = row.key;
-      if (!wanted_tags.empty()) {
-        std::string arn = "arn:aws:glue:" + options_.region + ":" + options_.account_id + ":job/" + row.key;
-        ASSIGN_OR_RETURN(auto tags_doc, txn->Get("tags", arn));
-        Json tags = tags_doc ? Json::parse(*tags_doc) : Json::object();
-        bool all = true;
-        for (auto& [k, v] : wanted_tags.items()) all = all && tags.contains(k) && tags[k] == v;
-        if (!all) continue;
-      }
-      if (static_cast<int64_t>(names.size()) == limit) {
-        more = true;
-        break;
-      }
-      names.push_back(row.key);
-      last = row.key;
-    }
-    if (rows.size() < 256) break;
-  }
+  for (const auto& row : page.rows) names.push_back(row.key);
   Json response{{"JobNames", std::move(names)}};
-  if (more) response["NextToken"] = Base64Encode(last);
+  if (!page.next_token.empty()) response["NextToken"] = page.next_token;
   return response;
 }
 
@@ -311,8 +303,7 @@ Result<Json> JobService::DeleteJob(const Json& request) {
   }
   ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
   RETURN_NOT_OK(txn->Delete(kJob, name).status());
-  RETURN_NOT_OK(txn->Delete("tags", "arn:aws:glue:" + options_.region + ":" + options_.account_id +
-                                        ":job/" + name).status());
+  RETURN_NOT_OK(txn->Delete(catalog::kTags, JobArn(name)).status());
   RETURN_NOT_OK(txn->Commit());
   return Json{{"JobName", name}};
 }
@@ -323,6 +314,8 @@ Result<Json> JobService::DeleteJob(const Json& request) {
 Status JobService::SaveRun(const std::string& key, const Json& doc) {
   ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
   RETURN_NOT_OK(txn->Put(kJobRun, key, doc.dump()));
+  if (IsActiveState(GetString(doc, "JobRunState"))) RETURN_NOT_OK(txn->Put(kActiveJobRun, key, ""));
+  else RETURN_NOT_OK(txn->Delete(kActiveJobRun, key).status());
   return txn->Commit();
 }
 
@@ -397,6 +390,8 @@ Result<std::string> JobService::CreateRun(const Json& job, const Json& arguments
     ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
     RETURN_NOT_OK(txn->Put(kJobRun, key, run.dump()));
     RETURN_NOT_OK(txn->Put(kJobRunId, run_id, key));
+    RETURN_NOT_OK(txn->Put(kActiveJobRun, key, ""));
+    RETURN_NOT_OK(txn->Put(kJobRunSequence, "last", std::to_string(sequence)));
     RETURN_NOT_OK(txn->Commit());
   }
   auto active_run = std::make_unique<ActiveRun>();
@@ -449,21 +444,20 @@ Result<Json> JobService::GetJobRun(const Json& request) {
 
 Result<Json> JobService::GetJobRuns(const Json& request) {
   std::string name = GetString(request, "JobName");
-  int64_t limit = request.value("MaxResults", int64_t{100});
-  std::string prefix = store::PrefixOf({name});
-  std::string after;
-  std::string token = GetString(request, "NextToken");
-  if (!token.empty() && (!Base64Decode(token, &after) || !StartsWith(after, prefix)))
-    return Status::InvalidInput("Invalid NextToken");
   ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
   ASSIGN_OR_RETURN(auto job, txn->Get(kJob, name));
-  ASSIGN_OR_RETURN(auto rows, txn->Scan(kJobRun, store::ScanOptions{prefix, after, limit + 1, false}));
-  if (!job && rows.empty() && after.empty()) return Status::EntityNotFound("Job " + name + " not found.");
+  // Runs are keyed newest first under their job's name.
+  ASSIGN_OR_RETURN(catalog::Page page,
+                   catalog::ScanPage(txn.get(), kJobRun, store::PrefixOf({name}), request,
+                                     catalog::PageSize(request, 100),
+                                     [](const store::Row&) -> Result<bool> { return true; }));
+  // A deleted job keeps its run history; only a job that never ran is unknown.
+  if (!job && page.rows.empty() && GetString(request, "NextToken").empty())
+    return Status::EntityNotFound("Job " + name + " not found.");
   Json runs = Json::array();
-  for (size_t i = 0; i < rows.size() && static_cast<int64_t>(i) < limit; ++i)
-    runs.push_back(Present(Json::parse(rows[i].doc)));
+  for (const auto& row : page.rows) runs.push_back(Present(Json::parse(row.doc)));
   Json response{{"JobRuns", std::move(runs)}};
-  if (static_cast<int64_t>(rows.size()) > limit) response["NextToken"] = Base64Encode(rows[limit - 1].key);
+  if (!page.next_token.empty()) response["NextToken"] = page.next_token;
   return response;
 }
 
@@ -520,10 +514,7 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
   const Json& og = (*doc)["_og"];
   const Json& command = og["command"];
   std::string script = GetString(command, "ScriptLocation");
-  std::string local;
-  if (StartsWith(script, "s3://")) local = options_.data_dir + "/s3/" + script.substr(5);
-  else if (StartsWith(script, "file://")) local = script.substr(7);
-  else local = script;
+  std::string local = LocalPath(script);
   std::string dir = RunDir(run->run_id);
   std::error_code ec;
   std::filesystem::create_directories(dir + "/work", ec);
@@ -555,8 +546,7 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
   for (const std::string& entry : Split(extra_py_files, ',')) {
     std::string path = Trim(entry);
     if (path.empty()) continue;
-    if (StartsWith(path, "s3://")) path = options_.data_dir + "/s3/" + path.substr(5);
-    else if (StartsWith(path, "file://")) path = path.substr(7);
+    path = LocalPath(path);
     std::filesystem::path file(path);
     if (file.extension() == ".py") {
       std::filesystem::create_directories(py_dir, ec);
@@ -704,22 +694,18 @@ Status JobService::TickRun(ActiveRun* run) {
     }
     return Status::OK();
   }
+  // The run's main process has ended: leave no child of it behind, whatever the outcome.
+  (void)launcher_->SignalGroup(run->pid, SIGKILL);
   ASSIGN_OR_RETURN(Json doc, LoadRun(run->key));
   if (run->killed_for_timeout) {
     return Finish(run, &doc, "TIMEOUT",
                   "Job run timed out after " + std::to_string(run->timeout_minutes) +
                       " minutes; its processes were terminated.");
   }
-  if (run->state == "STOPPING") {
-    (void)launcher_->SignalGroup(run->pid, SIGKILL);  // leave no child of the run behind
-    return Finish(run, &doc, "STOPPED", "");
-  }
-  if (status.state == ProcessState::kExited && status.exit_code == 0) {
-    (void)launcher_->SignalGroup(run->pid, SIGKILL);
+  if (run->state == "STOPPING") return Finish(run, &doc, "STOPPED", "");
+  if (status.state == ProcessState::kExited && status.exit_code == 0)
     return Finish(run, &doc, "SUCCEEDED", "");
-  }
-  (void)launcher_->SignalGroup(run->pid, SIGKILL);
-  logs_->Finish(run->run_id);
+  // The process wrote its stderr file itself, so it can be read before the log tailer drains it.
   std::string error = ErrorFromStderr(logs_->StderrPath(run->run_id));
   if (status.state == ProcessState::kExited) {
     if (error.empty()) error = "The job script exited with status " + std::to_string(status.exit_code);
@@ -745,13 +731,20 @@ void JobService::Tick() {
 
 Status JobService::Recover() {
   std::lock_guard<std::mutex> lock(mutex_);
+  // Only the runs left active are read, however long the history. The sequence counter is
+  // restored first: finishing a run below may retry it as a new run, whose sequence must not be
+  // one that a run further down still holds.
   ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
-  ASSIGN_OR_RETURN(auto rows, txn->Scan(kJobRun, store::ScanOptions{}));
+  ASSIGN_OR_RETURN(auto last, txn->Get(kJobRunSequence, "last"));
+  if (last) next_sequence_ = std::max<uint64_t>(next_sequence_, std::stoull(*last));
+  ASSIGN_OR_RETURN(auto active, txn->Scan(kActiveJobRun, store::ScanOptions{"", "", -1, true}));
+  std::vector<store::Row> rows;
+  for (const auto& entry : active) {
+    ASSIGN_OR_RETURN(auto doc, txn->Get(kJobRun, entry.key));
+    if (doc) rows.push_back({entry.key, std::move(*doc)});
+  }
   txn.reset();
   int adopted = 0, finished = 0, queued = 0;
-  // Every sequence in use first: finishing a run below may retry it as a new run, whose
-  // sequence must not be one that a run further down the scan still holds.
-  for (const auto& row : rows) next_sequence_ = std::max(next_sequence_, SequenceOfKey(row.key));
   for (const auto& row : rows) {
     uint64_t sequence = SequenceOfKey(row.key);
     Json doc = Json::parse(row.doc);

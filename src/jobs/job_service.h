@@ -54,6 +54,10 @@ struct RunCredentials {
   std::function<void(const std::string& access_key_id)> revoke;
 };
 
+// For Catalog::RegisterTaggableResource("job", ...): OK when resource {"job", name} names an
+// existing job, else EntityNotFound.
+Status JobExists(store::Transaction* txn, const std::vector<std::string>& resource);
+
 class JobService {
  public:
   // Borrowed: store, clock, launcher, logs; they must outlive the service.
@@ -102,6 +106,9 @@ class JobService {
   int ActiveCount(const std::string& job) const;  // REQUIRES(mutex_)
   int LaunchedCount() const;                      // REQUIRES(mutex_)
   std::string RunDir(const std::string& run_id) const;
+  std::string JobArn(const std::string& name) const;
+  // Where an s3://, file:// or local path is on this machine (s3:// is the embedded store).
+  std::string LocalPath(const std::string& uri) const;
   // Wakes the ticker for an immediate Tick (a run was started or stopped).
   void Kick();
 
