@@ -1,6 +1,5 @@
 #include "api/router.h"
 
-#include "api/errors.h"
 #include "common/logging.h"
 #include "common/strings.h"
 
@@ -44,15 +43,14 @@ WireResponse LogsErrorResponse(const Status& status) {
     default: break;
   }
   Json body{{"__type", type}, {"message", status.message()}};
-  return {http_status, body.dump()};
+  return {http_status, DumpJson(body)};
 }
 
 }  // namespace
 
 WireResponse Router::ErrorResponse(const Status& status) {
-  WireError wire = ToWireError(status.code());
-  Json body{{"__type", wire.type}, {"message", status.message()}};
-  return {wire.http_status, body.dump()};
+  Json body{{"__type", GlueErrorName(status.code())}, {"message", status.message()}};
+  return {HttpStatusFor(status.code()), DumpJson(body)};
 }
 
 WireResponse Router::Handle(const std::string& target, const std::string& body) const {

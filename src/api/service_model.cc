@@ -22,7 +22,7 @@ std::string LowerCamel(const std::string& name) {
 
 std::string Shown(const Json& value) {
   if (value.is_string()) return value.get<std::string>();
-  return value.dump();
+  return DumpJson(value);
 }
 
 // Characters, not bytes: AWS counts UTF-16 code units; counting code points differs only for
@@ -135,7 +135,7 @@ class Validator {
         auto m = members.find(name);
         if (m == members.end()) continue;
         if (!member.is_null()) ++set_members;
-        RETURN_NOT_OK(Check((*m)["shape"].get<std::string>(), &member, Join(path, name), depth + 1));
+        OG_RETURN_NOT_OK(Check((*m)["shape"].get<std::string>(), &member, Join(path, name), depth + 1));
       }
       if (shape.value("union", false) && set_members != 1)
         Violation(Shown(*value), path.empty() ? "request" : path,
@@ -149,7 +149,7 @@ class Validator {
       size_t i = 0;
       for (Json& element : *value) {
         ++i;
-        RETURN_NOT_OK(Check(member_shape, &element, path + "." + std::to_string(i) + ".member", depth + 1));
+        OG_RETURN_NOT_OK(Check(member_shape, &element, path + "." + std::to_string(i) + ".member", depth + 1));
       }
       return Status::OK();
     }
@@ -160,8 +160,8 @@ class Validator {
       const std::string value_shape = shape["value"]["shape"];
       for (auto& [key, element] : value->items()) {
         Json key_json = key;
-        RETURN_NOT_OK(Check(key_shape, &key_json, path + ".key", depth + 1));
-        RETURN_NOT_OK(Check(value_shape, &element, path + ".value", depth + 1));
+        OG_RETURN_NOT_OK(Check(key_shape, &key_json, path + ".key", depth + 1));
+        OG_RETURN_NOT_OK(Check(value_shape, &element, path + ".value", depth + 1));
       }
       return Status::OK();
     }
@@ -170,9 +170,9 @@ class Validator {
       const std::string& s = value->get_ref<const std::string&>();
       size_t length = Utf8Length(s);
       if (shape.contains("min") && length < shape["min"].get<size_t>())
-        Violation(s, path, "Member must have length greater than or equal to " + shape["min"].dump());
+        Violation(s, path, "Member must have length greater than or equal to " + DumpJson(shape["min"]));
       if (shape.contains("max") && length > shape["max"].get<size_t>())
-        Violation(s, path, "Member must have length less than or equal to " + shape["max"].dump());
+        Violation(s, path, "Member must have length less than or equal to " + DumpJson(shape["max"]));
       if (shape.contains("pattern") && !MatchesTextPattern(shape["pattern"].get<std::string>(), s))
         Violation(s, path, "Member must satisfy regular expression pattern: " +
                                shape["pattern"].get<std::string>());
@@ -205,9 +205,9 @@ class Validator {
         return Status::Serialization("Member '" + path + "' is out of range for a 64-bit integer");
       int64_t v = value->get<int64_t>();
       if (shape.contains("min") && v < shape["min"].get<int64_t>())
-        Violation(Shown(*value), path, "Member must have value greater than or equal to " + shape["min"].dump());
+        Violation(Shown(*value), path, "Member must have value greater than or equal to " + DumpJson(shape["min"]));
       if (shape.contains("max") && v > shape["max"].get<int64_t>())
-        Violation(Shown(*value), path, "Member must have value less than or equal to " + shape["max"].dump());
+        Violation(Shown(*value), path, "Member must have value less than or equal to " + DumpJson(shape["max"]));
       if (type == "integer" && (v > 2147483647LL || v < -2147483648LL))
         return Status::Serialization("Member '" + path + "' is out of range for a 32-bit integer");
       return Status::OK();
@@ -216,9 +216,9 @@ class Validator {
       if (!value->is_number()) return TypeError(path, "a number", *value);
       double v = value->get<double>();
       if (shape.contains("min") && v < shape["min"].get<double>())
-        Violation(Shown(*value), path, "Member must have value greater than or equal to " + shape["min"].dump());
+        Violation(Shown(*value), path, "Member must have value greater than or equal to " + DumpJson(shape["min"]));
       if (shape.contains("max") && v > shape["max"].get<double>())
-        Violation(Shown(*value), path, "Member must have value less than or equal to " + shape["max"].dump());
+        Violation(Shown(*value), path, "Member must have value less than or equal to " + DumpJson(shape["max"]));
       return Status::OK();
     }
     if (type == "boolean") {
@@ -268,9 +268,9 @@ class Validator {
 
   void CheckSize(const Json& shape, size_t size, const Json& value, const std::string& path) {
     if (shape.contains("min") && size < shape["min"].get<size_t>())
-      Violation(Shown(value), path, "Member must have length greater than or equal to " + shape["min"].dump());
+      Violation(Shown(value), path, "Member must have length greater than or equal to " + DumpJson(shape["min"]));
     if (shape.contains("max") && size > shape["max"].get<size_t>())
-      Violation(Shown(value), path, "Member must have length less than or equal to " + shape["max"].dump());
+      Violation(Shown(value), path, "Member must have length less than or equal to " + DumpJson(shape["max"]));
   }
 
   void Violation(const std::string& shown, const std::string& path, const std::string& constraint) {
@@ -315,7 +315,7 @@ Status ServiceModel::Validate(const std::string& operation, Json* request) const
   if (!request->is_object())
     return Status::Serialization("The request body must be a JSON object");
   Validator validator(model_["shapes"]);
-  RETURN_NOT_OK(validator.Check(op["input"]["shape"].get<std::string>(), request, "", 0));
+  OG_RETURN_NOT_OK(validator.Check(op["input"]["shape"].get<std::string>(), request, "", 0));
   return validator.Result();
 }
 

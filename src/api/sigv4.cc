@@ -462,7 +462,7 @@ Result<SignatureClaim> ParseAuthorizationHeader(const HttpRequestView& request,
   claim.credential = std::string(*credential);
   claim.signed_headers = std::string(*signed_headers);
   claim.signature = std::string(*signature);
-  RETURN_NOT_OK(ReadHeaderTime(request, &claim));
+  OG_RETURN_NOT_OK(ReadHeaderTime(request, &claim));
   return claim;
 }
 
@@ -616,12 +616,12 @@ Result<std::string> SigV4Verifier::Verify(const HttpRequestView& request) const 
   if (authorization.size() > 1) {
     return Incomplete("The request has more than one Authorization header.");
   }
-  ASSIGN_OR_RETURN(SignatureClaim claim,
+  OG_ASSIGN_OR_RETURN(SignatureClaim claim,
                    has_query_auth ? ParsePresignedQuery(params)
                                   : ParseAuthorizationHeader(request, authorization.front()));
 
   // 2. The credential scope, and its consistency with the request time.
-  ASSIGN_OR_RETURN(Scope scope, ParseScope(claim.credential, claim.presigned));
+  OG_ASSIGN_OR_RETURN(Scope scope, ParseScope(claim.credential, claim.presigned));
   std::string_view request_day = std::string_view(claim.timestamp).substr(0, 8);
   if (scope.date != request_day) {
     return Invalid("Date in Credential scope does not match YYYYMMDD from ISO-8601 version of "
@@ -731,7 +731,7 @@ Result<std::string> SigV4Verifier::Verify(const HttpRequestView& request) const 
   string_to_sign += HexEncode(AsChars(digest));
 
   CacheKey cache_key{scope.access_key_id, scope.date, scope.region, scope.service};
-  ASSIGN_OR_RETURN(KeyBytes signing_key, SigningKey(cache_key, secret));
+  OG_ASSIGN_OR_RETURN(KeyBytes signing_key, SigningKey(cache_key, secret));
   if (!HmacSha256(signing_key.data(), signing_key.size(), string_to_sign, &digest)) {
     return Status::Internal("HMAC-SHA256 failed");
   }

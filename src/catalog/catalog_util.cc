@@ -63,19 +63,6 @@ int64_t PageSize(const Json& request, int64_t fallback) {
   return it->get<int64_t>();
 }
 
-const char* GlueErrorName(StatusCode code) {
-  switch (code) {
-    case StatusCode::kEntityNotFound: return "EntityNotFoundException";
-    case StatusCode::kAlreadyExists: return "AlreadyExistsException";
-    case StatusCode::kInvalidInput: return "InvalidInputException";
-    case StatusCode::kValidation: return "ValidationException";
-    case StatusCode::kConcurrentModification: return "ConcurrentModificationException";
-    case StatusCode::kResourceNumberLimitExceeded: return "ResourceNumberLimitExceededException";
-    case StatusCode::kOperationTimeout: return "OperationTimeoutException";
-    default: return "InternalServiceException";
-  }
-}
-
 Json ErrorDetail(const Status& status) {
   return Json{{"ErrorCode", GlueErrorName(status.code())}, {"ErrorMessage", status.message()}};
 }
@@ -88,16 +75,16 @@ Result<Json> ParseDoc(const std::string& doc) {
 
 Result<Json> LoadDatabase(store::Transaction* txn, const std::string& catalog_id,
                           const std::string& database) {
-  ASSIGN_OR_RETURN(auto doc, txn->Get(kDatabase, store::MakeKey({catalog_id, database})));
+  OG_ASSIGN_OR_RETURN(auto doc, txn->Get(kDatabase, store::MakeKey({catalog_id, database})));
   if (!doc) return Status::EntityNotFound("Database " + database + " not found.");
   return ParseDoc(*doc);
 }
 
 Result<Json> LoadTable(store::Transaction* txn, const std::string& catalog_id,
                        const std::string& database, const std::string& table) {
-  ASSIGN_OR_RETURN(auto doc, txn->Get(kTable, store::MakeKey({catalog_id, database, table})));
+  OG_ASSIGN_OR_RETURN(auto doc, txn->Get(kTable, store::MakeKey({catalog_id, database, table})));
   if (!doc) {
-    ASSIGN_OR_RETURN(auto db, txn->Get(kDatabase, store::MakeKey({catalog_id, database})));
+    OG_ASSIGN_OR_RETURN(auto db, txn->Get(kDatabase, store::MakeKey({catalog_id, database})));
     if (!db) return Status::EntityNotFound("Database " + database + " not found.");
     return Status::EntityNotFound("Table " + table + " not found.");
   }
@@ -149,15 +136,15 @@ namespace openglue::catalog {
 Result<Page> ScanPage(store::Transaction* txn, std::string_view kind, const std::string& prefix,
                       const Json& request, int64_t limit,
                       const std::function<Result<bool>(const store::Row&)>& keep) {
-  ASSIGN_OR_RETURN(std::string after, DecodeToken(request, prefix));
+  OG_ASSIGN_OR_RETURN(std::string after, DecodeToken(request, prefix));
   Page page;
   constexpr int64_t kChunk = 512;
   while (true) {
     store::ScanOptions scan{prefix, after, kChunk, false};
-    ASSIGN_OR_RETURN(auto rows, txn->Scan(kind, scan));
+    OG_ASSIGN_OR_RETURN(auto rows, txn->Scan(kind, scan));
     for (auto& row : rows) {
       after = row.key;
-      ASSIGN_OR_RETURN(bool kept, keep(row));
+      OG_ASSIGN_OR_RETURN(bool kept, keep(row));
       if (!kept) continue;
       if (static_cast<int64_t>(page.rows.size()) == limit) {
         // One more match exists past the page: hand out a token to the page's last row.
@@ -197,10 +184,10 @@ Status DeleteTableContents(store::Transaction* txn, const std::string& region,
   std::string prefix = store::PrefixOf({catalog_id, database, table});
   for (std::string_view kind : {kTableVersion, kPartition, kPartitionIndex, kPartitionIndexEntry,
                                 kTableColumnStats, kPartitionColumnStats}) {
-    RETURN_NOT_OK(txn->DeletePrefix(kind, prefix).status());
+    OG_RETURN_NOT_OK(txn->DeletePrefix(kind, prefix).status());
   }
-  RETURN_NOT_OK(txn->Delete(kTable, store::MakeKey({catalog_id, database, table})).status());
-  RETURN_NOT_OK(txn->Delete(kTags, TableArn(region, catalog_id, database, table)).status());
+  OG_RETURN_NOT_OK(txn->Delete(kTable, store::MakeKey({catalog_id, database, table})).status());
+  OG_RETURN_NOT_OK(txn->Delete(kTags, TableArn(region, catalog_id, database, table)).status());
   return Status::OK();
 }
 

@@ -50,8 +50,6 @@ int64_t PageSize(const Json& request, int64_t fallback);
 
 // {"ErrorCode": "<Glue error name>", "ErrorMessage": ...} for a batch operation's Errors list.
 Json ErrorDetail(const Status& status);
-// The Glue error name of a status code, e.g. "EntityNotFoundException".
-const char* GlueErrorName(StatusCode code);
 
 Result<Json> ParseDoc(const std::string& doc);
 

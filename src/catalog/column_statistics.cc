@@ -33,7 +33,7 @@ Result<StatsOwner> ResolveOwner(store::Transaction* txn, const Json& request,
   std::string catalog_id = GetString(request, "CatalogId", default_catalog);
   std::string database = GetName(request, "DatabaseName");
   std::string table = GetName(request, "TableName");
-  ASSIGN_OR_RETURN(Json table_doc, LoadTable(txn, catalog_id, database, table));
+  OG_ASSIGN_OR_RETURN(Json table_doc, LoadTable(txn, catalog_id, database, table));
   StatsOwner owner;
   std::string table_prefix = store::PrefixOf({catalog_id, database, table});
   if (!partition) {
@@ -49,10 +49,10 @@ Result<StatsOwner> ResolveOwner(store::Transaction* txn, const Json& request,
     return Status::InvalidInput("The number of partition values (" + std::to_string(values.size()) +
                                 ") does not match the number of partition keys (" +
                                 std::to_string(key_count) + ") of table " + table);
-  ASSIGN_OR_RETURN(std::string value_key, PartitionValueKey(values));
-  ASSIGN_OR_RETURN(auto doc, txn->Get(kPartition, table_prefix + value_key));
+  OG_ASSIGN_OR_RETURN(std::string value_key, PartitionValueKey(values));
+  OG_ASSIGN_OR_RETURN(auto doc, txn->Get(kPartition, table_prefix + value_key));
   if (!doc) return Status::EntityNotFound("Partition not found.");
-  ASSIGN_OR_RETURN(Json partition_doc, ParseDoc(*doc));
+  OG_ASSIGN_OR_RETURN(Json partition_doc, ParseDoc(*doc));
   owner.kind = kPartitionColumnStats;
   owner.prefix = table_prefix + value_key + kColumnSep;
   owner.columns = ColumnNames(partition_doc, false);
@@ -73,17 +73,17 @@ namespace {
 
 Result<Json> GetStats(store::MetadataStore* store, const Json& request, const std::string& catalog,
                       bool partition) {
-  ASSIGN_OR_RETURN(auto txn, store->BeginRead());
-  ASSIGN_OR_RETURN(StatsOwner owner, ResolveOwner(txn.get(), request, catalog, partition));
+  OG_ASSIGN_OR_RETURN(auto txn, store->BeginRead());
+  OG_ASSIGN_OR_RETURN(StatsOwner owner, ResolveOwner(txn.get(), request, catalog, partition));
   Json list = Json::array();
   Json errors = Json::array();
   for (const Json& c : request.at("ColumnNames")) {
     std::string column = ToLower(c.get<std::string>());
     Status st = CheckColumn(owner, column);
     if (st.ok()) {
-      ASSIGN_OR_RETURN(auto doc, txn->Get(owner.kind, owner.prefix + column));
+      OG_ASSIGN_OR_RETURN(auto doc, txn->Get(owner.kind, owner.prefix + column));
       if (doc) {
-        ASSIGN_OR_RETURN(Json stats, ParseDoc(*doc));
+        OG_ASSIGN_OR_RETURN(Json stats, ParseDoc(*doc));
         list.push_back(std::move(stats));
         continue;
       }
@@ -96,8 +96,8 @@ Result<Json> GetStats(store::MetadataStore* store, const Json& request, const st
 
 Result<Json> UpdateStats(store::MetadataStore* store, const Json& request, const std::string& catalog,
                          bool partition) {
-  ASSIGN_OR_RETURN(auto txn, store->BeginWrite());
-  ASSIGN_OR_RETURN(StatsOwner owner, ResolveOwner(txn.get(), request, catalog, partition));
+  OG_ASSIGN_OR_RETURN(auto txn, store->BeginWrite());
+  OG_ASSIGN_OR_RETURN(StatsOwner owner, ResolveOwner(txn.get(), request, catalog, partition));
   Json errors = Json::array();
   for (const Json& stats : request.at("ColumnStatisticsList")) {
     std::string column = ToLower(GetString(stats, "ColumnName"));
@@ -105,25 +105,25 @@ Result<Json> UpdateStats(store::MetadataStore* store, const Json& request, const
     if (st.ok()) {
       Json stored = stats;
       stored["ColumnName"] = column;
-      RETURN_NOT_OK(txn->Put(owner.kind, owner.prefix + column, stored.dump()));
+      OG_RETURN_NOT_OK(txn->Put(owner.kind, owner.prefix + column, DumpJson(stored)));
       continue;
     }
     errors.push_back({{"ColumnStatistics", stats}, {"Error", ErrorDetail(st)}});
   }
-  RETURN_NOT_OK(txn->Commit());
+  OG_RETURN_NOT_OK(txn->Commit());
   return Json{{"Errors", std::move(errors)}};
 }
 
 Result<Json> DeleteStats(store::MetadataStore* store, const Json& request, const std::string& catalog,
                          bool partition) {
-  ASSIGN_OR_RETURN(auto txn, store->BeginWrite());
-  ASSIGN_OR_RETURN(StatsOwner owner, ResolveOwner(txn.get(), request, catalog, partition));
+  OG_ASSIGN_OR_RETURN(auto txn, store->BeginWrite());
+  OG_ASSIGN_OR_RETURN(StatsOwner owner, ResolveOwner(txn.get(), request, catalog, partition));
   std::string column = ToLower(GetString(request, "ColumnName"));
-  RETURN_NOT_OK(CheckColumn(owner, column));
-  ASSIGN_OR_RETURN(bool existed, txn->Delete(owner.kind, owner.prefix + column));
+  OG_RETURN_NOT_OK(CheckColumn(owner, column));
+  OG_ASSIGN_OR_RETURN(bool existed, txn->Delete(owner.kind, owner.prefix + column));
   if (!existed)
     return Status::EntityNotFound("No statistics for column " + column + " of " + owner.description);
-  RETURN_NOT_OK(txn->Commit());
+  OG_RETURN_NOT_OK(txn->Commit());
   return Json::object();
 }
 

@@ -36,31 +36,31 @@ Result<Json> Catalog::CreateDatabase(const Json& request) {
   const Json& input = request.at("DatabaseInput");
   Json db = DatabaseFromInput(input, catalog_id, clock_->NowSeconds());
   std::string name = db["Name"];
-  ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
-  Status st = txn->Insert(kDatabase, store::MakeKey({catalog_id, name}), db.dump());
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  Status st = txn->Insert(kDatabase, store::MakeKey({catalog_id, name}), DumpJson(db));
   if (st.code() == StatusCode::kAlreadyExists) return Status::AlreadyExists("Database already exists.");
-  RETURN_NOT_OK(st);
+  OG_RETURN_NOT_OK(st);
   if (request.contains("Tags"))
-    RETURN_NOT_OK(AddTags(txn.get(), DatabaseArn(options_.region, catalog_id, name), request["Tags"]));
-  RETURN_NOT_OK(txn->Commit());
+    OG_RETURN_NOT_OK(AddTags(txn.get(), DatabaseArn(options_.region, catalog_id, name), request["Tags"]));
+  OG_RETURN_NOT_OK(txn->Commit());
   return Json::object();
 }
 
 Result<Json> Catalog::GetDatabase(const Json& request) {
   std::string catalog_id = GetString(request, "CatalogId", options_.account_id);
-  ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
-  ASSIGN_OR_RETURN(Json db, LoadDatabase(txn.get(), catalog_id, GetName(request, "Name")));
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  OG_ASSIGN_OR_RETURN(Json db, LoadDatabase(txn.get(), catalog_id, GetName(request, "Name")));
   return Json{{"Database", std::move(db)}};
 }
 
 Result<Json> Catalog::GetDatabases(const Json& request) {
   std::string catalog_id = GetString(request, "CatalogId", options_.account_id);
   std::string prefix = store::PrefixOf({catalog_id});
-  ASSIGN_OR_RETURN(std::string after, DecodeToken(request, prefix));
+  OG_ASSIGN_OR_RETURN(std::string after, DecodeToken(request, prefix));
   int64_t limit = PageSize(request, 100);
-  ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
   store::ScanOptions scan{prefix, after, limit + 1, false};
-  ASSIGN_OR_RETURN(auto rows, txn->Scan(kDatabase, scan));
+  OG_ASSIGN_OR_RETURN(auto rows, txn->Scan(kDatabase, scan));
   Json list = Json::array();
   Json response = Json::object();
   bool only_name = false;
@@ -69,7 +69,7 @@ Result<Json> Catalog::GetDatabases(const Json& request) {
     for (const Json& a : request["AttributesToGet"]) if (a != "NAME") only_name = false;
   }
   for (size_t i = 0; i < rows.size() && static_cast<int64_t>(i) < limit; ++i) {
-    ASSIGN_OR_RETURN(Json db, ParseDoc(rows[i].doc));
+    OG_ASSIGN_OR_RETURN(Json db, ParseDoc(rows[i].doc));
     if (only_name) db = Json{{"Name", db["Name"]}};
     list.push_back(std::move(db));
   }
@@ -85,31 +85,31 @@ Result<Json> Catalog::UpdateDatabase(const Json& request) {
   if (GetName(input, "Name") != name)
     return Status::InvalidInput("DatabaseInput.Name '" + GetName(input, "Name") +
                                 "' differs from Name '" + name + "': databases cannot be renamed");
-  ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
-  ASSIGN_OR_RETURN(Json old, LoadDatabase(txn.get(), catalog_id, name));
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  OG_ASSIGN_OR_RETURN(Json old, LoadDatabase(txn.get(), catalog_id, name));
   Json db = DatabaseFromInput(input, catalog_id, old.value("CreateTime", clock_->NowSeconds()));
-  RETURN_NOT_OK(txn->Put(kDatabase, store::MakeKey({catalog_id, name}), db.dump()));
-  RETURN_NOT_OK(txn->Commit());
+  OG_RETURN_NOT_OK(txn->Put(kDatabase, store::MakeKey({catalog_id, name}), DumpJson(db)));
+  OG_RETURN_NOT_OK(txn->Commit());
   return Json::object();
 }
 
 Result<Json> Catalog::DeleteDatabase(const Json& request) {
   std::string catalog_id = GetString(request, "CatalogId", options_.account_id);
   std::string name = GetName(request, "Name");
-  ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
-  RETURN_NOT_OK(LoadDatabase(txn.get(), catalog_id, name).status());
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  OG_RETURN_NOT_OK(LoadDatabase(txn.get(), catalog_id, name).status());
   std::string prefix = store::PrefixOf({catalog_id, name});
   store::ScanOptions scan{prefix, "", -1, /*keys_only=*/true};
-  ASSIGN_OR_RETURN(auto tables, txn->Scan(kTable, scan));
+  OG_ASSIGN_OR_RETURN(auto tables, txn->Scan(kTable, scan));
   for (const auto& row : tables) {
     std::string table = row.key.substr(prefix.size());
-    RETURN_NOT_OK(DeleteTableContents(txn.get(), options_.region, catalog_id, name, table));
+    OG_RETURN_NOT_OK(DeleteTableContents(txn.get(), options_.region, catalog_id, name, table));
   }
-  RETURN_NOT_OK(txn->DeletePrefix(kFunction, prefix).status());
-  RETURN_NOT_OK(txn->DeletePrefix(kTags, FunctionArn(options_.region, catalog_id, name, "")).status());
-  RETURN_NOT_OK(txn->Delete(kDatabase, store::MakeKey({catalog_id, name})).status());
-  RETURN_NOT_OK(txn->Delete(kTags, DatabaseArn(options_.region, catalog_id, name)).status());
-  RETURN_NOT_OK(txn->Commit());
+  OG_RETURN_NOT_OK(txn->DeletePrefix(kFunction, prefix).status());
+  OG_RETURN_NOT_OK(txn->DeletePrefix(kTags, FunctionArn(options_.region, catalog_id, name, "")).status());
+  OG_RETURN_NOT_OK(txn->Delete(kDatabase, store::MakeKey({catalog_id, name})).status());
+  OG_RETURN_NOT_OK(txn->Delete(kTags, DatabaseArn(options_.region, catalog_id, name)).status());
+  OG_RETURN_NOT_OK(txn->Commit());
   return Json::object();
 }
 

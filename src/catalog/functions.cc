@@ -25,13 +25,13 @@ Result<Json> Catalog::CreateUserDefinedFunction(const Json& request) {
   std::string catalog_id = GetString(request, "CatalogId", options_.account_id);
   std::string database = GetName(request, "DatabaseName");
   Json function = FunctionFromInput(request.at("FunctionInput"), catalog_id, database, clock_->NowSeconds());
-  ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
-  RETURN_NOT_OK(LoadDatabase(txn.get(), catalog_id, database).status());
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  OG_RETURN_NOT_OK(LoadDatabase(txn.get(), catalog_id, database).status());
   Status st = txn->Insert(kFunction, store::MakeKey({catalog_id, database, function["FunctionName"].get<std::string>()}),
-                          function.dump());
+                          DumpJson(function));
   if (st.code() == StatusCode::kAlreadyExists) return Status::AlreadyExists("Function already exists.");
-  RETURN_NOT_OK(st);
-  RETURN_NOT_OK(txn->Commit());
+  OG_RETURN_NOT_OK(st);
+  OG_RETURN_NOT_OK(txn->Commit());
   return Json::object();
 }
 
@@ -39,32 +39,32 @@ Result<Json> Catalog::GetUserDefinedFunction(const Json& request) {
   std::string catalog_id = GetString(request, "CatalogId", options_.account_id);
   std::string database = GetName(request, "DatabaseName");
   std::string name = GetName(request, "FunctionName");
-  ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
-  RETURN_NOT_OK(LoadDatabase(txn.get(), catalog_id, database).status());
-  ASSIGN_OR_RETURN(auto doc, txn->Get(kFunction, store::MakeKey({catalog_id, database, name})));
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  OG_RETURN_NOT_OK(LoadDatabase(txn.get(), catalog_id, database).status());
+  OG_ASSIGN_OR_RETURN(auto doc, txn->Get(kFunction, store::MakeKey({catalog_id, database, name})));
   if (!doc) return Status::EntityNotFound("Function " + name + " not found.");
-  ASSIGN_OR_RETURN(Json function, ParseDoc(*doc));
+  OG_ASSIGN_OR_RETURN(Json function, ParseDoc(*doc));
   return Json{{"UserDefinedFunction", std::move(function)}};
 }
 
 Result<Json> Catalog::GetUserDefinedFunctions(const Json& request) {
   std::string catalog_id = GetString(request, "CatalogId", options_.account_id);
   std::string database = GetName(request, "DatabaseName");
-  ASSIGN_OR_RETURN(NamePattern pattern, NamePattern::Make(GetString(request, "Pattern")));
-  ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  OG_ASSIGN_OR_RETURN(NamePattern pattern, NamePattern::Make(GetString(request, "Pattern")));
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
   std::string prefix = store::PrefixOf({catalog_id});
   if (!database.empty()) {
-    RETURN_NOT_OK(LoadDatabase(txn.get(), catalog_id, database).status());
+    OG_RETURN_NOT_OK(LoadDatabase(txn.get(), catalog_id, database).status());
     prefix = store::PrefixOf({catalog_id, database});
   }
-  ASSIGN_OR_RETURN(Page page, ScanPage(txn.get(), kFunction, prefix, request, PageSize(request, 100),
+  OG_ASSIGN_OR_RETURN(Page page, ScanPage(txn.get(), kFunction, prefix, request, PageSize(request, 100),
                                        [&](const store::Row& row) -> Result<bool> {
                                          size_t sep = row.key.rfind(store::kKeySep);
                                          return pattern.Matches(row.key.substr(sep + 1));
                                        }));
   Json list = Json::array();
   for (const auto& row : page.rows) {
-    ASSIGN_OR_RETURN(Json function, ParseDoc(row.doc));
+    OG_ASSIGN_OR_RETURN(Json function, ParseDoc(row.doc));
     list.push_back(std::move(function));
   }
   Json response{{"UserDefinedFunctions", std::move(list)}};
@@ -76,33 +76,33 @@ Result<Json> Catalog::UpdateUserDefinedFunction(const Json& request) {
   std::string catalog_id = GetString(request, "CatalogId", options_.account_id);
   std::string database = GetName(request, "DatabaseName");
   std::string name = GetName(request, "FunctionName");
-  ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
-  RETURN_NOT_OK(LoadDatabase(txn.get(), catalog_id, database).status());
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  OG_RETURN_NOT_OK(LoadDatabase(txn.get(), catalog_id, database).status());
   std::string key = store::MakeKey({catalog_id, database, name});
-  ASSIGN_OR_RETURN(auto doc, txn->Get(kFunction, key));
+  OG_ASSIGN_OR_RETURN(auto doc, txn->Get(kFunction, key));
   if (!doc) return Status::EntityNotFound("Function " + name + " not found.");
-  ASSIGN_OR_RETURN(Json old, ParseDoc(*doc));
+  OG_ASSIGN_OR_RETURN(Json old, ParseDoc(*doc));
   Json function = FunctionFromInput(request.at("FunctionInput"), catalog_id, database,
                                     old.value("CreateTime", clock_->NowSeconds()));
   std::string new_name = function["FunctionName"];
   if (new_name != name) {
     // A new FunctionName renames the function.
-    RETURN_NOT_OK(txn->Delete(kFunction, key).status());
-    Status st = txn->Insert(kFunction, store::MakeKey({catalog_id, database, new_name}), function.dump());
+    OG_RETURN_NOT_OK(txn->Delete(kFunction, key).status());
+    Status st = txn->Insert(kFunction, store::MakeKey({catalog_id, database, new_name}), DumpJson(function));
     if (st.code() == StatusCode::kAlreadyExists)
       return Status::AlreadyExists("Function " + new_name + " already exists.");
-    RETURN_NOT_OK(st);
+    OG_RETURN_NOT_OK(st);
     // The tags go with the function to its new ARN.
     std::string old_arn = FunctionArn(options_.region, catalog_id, database, name);
-    ASSIGN_OR_RETURN(auto tags, txn->Get(kTags, old_arn));
+    OG_ASSIGN_OR_RETURN(auto tags, txn->Get(kTags, old_arn));
     if (tags) {
-      RETURN_NOT_OK(txn->Put(kTags, FunctionArn(options_.region, catalog_id, database, new_name), *tags));
-      RETURN_NOT_OK(txn->Delete(kTags, old_arn).status());
+      OG_RETURN_NOT_OK(txn->Put(kTags, FunctionArn(options_.region, catalog_id, database, new_name), *tags));
+      OG_RETURN_NOT_OK(txn->Delete(kTags, old_arn).status());
     }
   } else {
-    RETURN_NOT_OK(txn->Put(kFunction, key, function.dump()));
+    OG_RETURN_NOT_OK(txn->Put(kFunction, key, DumpJson(function)));
   }
-  RETURN_NOT_OK(txn->Commit());
+  OG_RETURN_NOT_OK(txn->Commit());
   return Json::object();
 }
 
@@ -110,12 +110,12 @@ Result<Json> Catalog::DeleteUserDefinedFunction(const Json& request) {
   std::string catalog_id = GetString(request, "CatalogId", options_.account_id);
   std::string database = GetName(request, "DatabaseName");
   std::string name = GetName(request, "FunctionName");
-  ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
-  RETURN_NOT_OK(LoadDatabase(txn.get(), catalog_id, database).status());
-  ASSIGN_OR_RETURN(bool existed, txn->Delete(kFunction, store::MakeKey({catalog_id, database, name})));
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  OG_RETURN_NOT_OK(LoadDatabase(txn.get(), catalog_id, database).status());
+  OG_ASSIGN_OR_RETURN(bool existed, txn->Delete(kFunction, store::MakeKey({catalog_id, database, name})));
   if (!existed) return Status::EntityNotFound("Function " + name + " not found.");
-  RETURN_NOT_OK(txn->Delete(kTags, FunctionArn(options_.region, catalog_id, database, name)).status());
-  RETURN_NOT_OK(txn->Commit());
+  OG_RETURN_NOT_OK(txn->Delete(kTags, FunctionArn(options_.region, catalog_id, database, name)).status());
+  OG_RETURN_NOT_OK(txn->Commit());
   return Json::object();
 }
 

@@ -734,7 +734,7 @@ class Parser {
       : expression_(expression), keys_(keys), tokens_(std::move(tokens)) {}
 
   Result<Node> ParseExpression() {
-    ASSIGN_OR_RETURN(Node root, ParseOr(0));
+    OG_ASSIGN_OR_RETURN(Node root, ParseOr(0));
     const Token& t = Peek();
     if (t.kind == TokenKind::kEnd) return root;
     if (t.kind == TokenKind::kRightParen) {
@@ -788,26 +788,26 @@ class Parser {
   }
 
   Result<Node> ParseOr(int depth) {
-    ASSIGN_OR_RETURN(Node first, ParseAnd(depth));
+    OG_ASSIGN_OR_RETURN(Node first, ParseAnd(depth));
     if (!IsKeyword(Peek(), "or")) return first;
     Node node;
     node.kind = NodeKind::kOr;
     AppendFlattened(&node, std::move(first));
     while (AcceptKeyword("or")) {
-      ASSIGN_OR_RETURN(Node next, ParseAnd(depth));
+      OG_ASSIGN_OR_RETURN(Node next, ParseAnd(depth));
       AppendFlattened(&node, std::move(next));
     }
     return node;
   }
 
   Result<Node> ParseAnd(int depth) {
-    ASSIGN_OR_RETURN(Node first, ParseNot(depth));
+    OG_ASSIGN_OR_RETURN(Node first, ParseNot(depth));
     if (!IsKeyword(Peek(), "and")) return first;
     Node node;
     node.kind = NodeKind::kAnd;
     AppendFlattened(&node, std::move(first));
     while (AcceptKeyword("and")) {
-      ASSIGN_OR_RETURN(Node next, ParseNot(depth));
+      OG_ASSIGN_OR_RETURN(Node next, ParseNot(depth));
       AppendFlattened(&node, std::move(next));
     }
     return node;
@@ -817,13 +817,13 @@ class Parser {
     if (IsKeyword(Peek(), "not")) {
       if (depth >= PartitionFilter::kMaxNestingDepth) return DepthError(Peek().pos);
       Advance();
-      ASSIGN_OR_RETURN(Node inner, ParseNot(depth + 1));
+      OG_ASSIGN_OR_RETURN(Node inner, ParseNot(depth + 1));
       return MakeNot(std::move(inner));
     }
     if (Peek().kind == TokenKind::kLeftParen) {
       if (depth >= PartitionFilter::kMaxNestingDepth) return DepthError(Peek().pos);
       size_t open = Advance().pos;
-      ASSIGN_OR_RETURN(Node inner, ParseOr(depth + 1));
+      OG_ASSIGN_OR_RETURN(Node inner, ParseOr(depth + 1));
       if (Peek().kind != TokenKind::kRightParen) {
         return Expected("expected ')' to close the '(' at position " + std::to_string(open + 1));
       }
@@ -896,7 +896,7 @@ class Parser {
 
   Result<Literal> ParseLiteral(std::string_view after_what) {
     Literal literal;
-    ASSIGN_OR_RETURN(bool found, TryParseLiteral(&literal));
+    OG_ASSIGN_OR_RETURN(bool found, TryParseLiteral(&literal));
     if (found) return literal;
     std::string what = "expected a value after " + std::string(after_what);
     if (IsKeyword(Peek(), "null")) {
@@ -909,7 +909,7 @@ class Parser {
   // A key or a literal; `expected` describes what is missing when there is neither.
   Result<Operand> ParseOperand(std::string_view expected) {
     Operand operand;
-    ASSIGN_OR_RETURN(bool found, TryParseLiteral(&operand.literal));
+    OG_ASSIGN_OR_RETURN(bool found, TryParseLiteral(&operand.literal));
     if (found) return operand;
     const Token& t = Peek();
     bool is_name = t.kind == TokenKind::kQuotedIdentifier ||
@@ -921,7 +921,7 @@ class Parser {
       }
       return Expected(expected);
     }
-    ASSIGN_OR_RETURN(operand.key, ResolveKey(t));
+    OG_ASSIGN_OR_RETURN(operand.key, ResolveKey(t));
     operand.is_key = true;
     Advance();
     return operand;
@@ -961,13 +961,13 @@ class Parser {
   Result<Node> ParseComparison(size_t key, CompareOp op, const Literal& literal) {
     Node node = MakePredicate(NodeKind::kCompare, key);
     node.op = op;
-    ASSIGN_OR_RETURN(Scalar value, Convert(key, literal));
+    OG_ASSIGN_OR_RETURN(Scalar value, Convert(key, literal));
     node.values.push_back(std::move(value));
     return node;
   }
 
   Result<Node> ParsePredicate() {
-    ASSIGN_OR_RETURN(Operand left, ParseOperand("expected a partition key or a value"));
+    OG_ASSIGN_OR_RETURN(Operand left, ParseOperand("expected a partition key or a value"));
     if (!left.is_key) {
       // `literal op key`, read as `key Mirror(op) literal`.
       if (Peek().kind != TokenKind::kOperator) {
@@ -977,7 +977,7 @@ class Parser {
       const Token& op_token = Advance();
       const CompareOp op = op_token.op;
       const Token& right_token = Peek();
-      ASSIGN_OR_RETURN(Operand right,
+      OG_ASSIGN_OR_RETURN(Operand right,
                        ParseOperand("expected a partition key after " + Source(op_token)));
       if (!right.is_key) {
         return SyntaxError(right_token.pos,
@@ -994,7 +994,7 @@ class Parser {
       const Token& op_token = Advance();
       const CompareOp op = op_token.op;
       const Token& right_token = Peek();
-      ASSIGN_OR_RETURN(Operand right, ParseOperand("expected a value after " + Source(op_token)));
+      OG_ASSIGN_OR_RETURN(Operand right, ParseOperand("expected a value after " + Source(op_token)));
       if (right.is_key) {
         return SyntaxError(right_token.pos, "cannot compare partition key " + Quote(name) +
                                                 " with partition key " +
@@ -1020,11 +1020,11 @@ class Parser {
     }
     Node node;
     if (AcceptKeyword("between")) {
-      ASSIGN_OR_RETURN(node, ParseBetween(key));
+      OG_ASSIGN_OR_RETURN(node, ParseBetween(key));
     } else if (AcceptKeyword("in")) {
-      ASSIGN_OR_RETURN(node, ParseIn(key));
+      OG_ASSIGN_OR_RETURN(node, ParseIn(key));
     } else if (IsKeyword(Peek(), "like")) {
-      ASSIGN_OR_RETURN(node, ParseLike(key));
+      OG_ASSIGN_OR_RETURN(node, ParseLike(key));
     } else {
       return Expected("expected an operator (=, <>, !=, <, <=, >, >=, BETWEEN, IN, LIKE or IS) "
                       "after partition key " + Quote(name));
@@ -1034,11 +1034,11 @@ class Parser {
 
   Result<Node> ParseBetween(size_t key) {
     Node node = MakePredicate(NodeKind::kBetween, key);
-    ASSIGN_OR_RETURN(Literal low, ParseLiteral("BETWEEN"));
+    OG_ASSIGN_OR_RETURN(Literal low, ParseLiteral("BETWEEN"));
     if (!AcceptKeyword("and")) return Expected("expected AND after the lower bound of BETWEEN");
-    ASSIGN_OR_RETURN(Literal high, ParseLiteral("BETWEEN ... AND"));
-    ASSIGN_OR_RETURN(Scalar low_value, Convert(key, low));
-    ASSIGN_OR_RETURN(Scalar high_value, Convert(key, high));
+    OG_ASSIGN_OR_RETURN(Literal high, ParseLiteral("BETWEEN ... AND"));
+    OG_ASSIGN_OR_RETURN(Scalar low_value, Convert(key, low));
+    OG_ASSIGN_OR_RETURN(Scalar high_value, Convert(key, high));
     node.values.push_back(std::move(low_value));
     node.values.push_back(std::move(high_value));
     return node;
@@ -1049,9 +1049,9 @@ class Parser {
     if (Peek().kind != TokenKind::kLeftParen) return Expected("expected '(' after IN");
     Advance();
     while (true) {
-      ASSIGN_OR_RETURN(Literal literal,
+      OG_ASSIGN_OR_RETURN(Literal literal,
                        ParseLiteral(node.values.empty() ? "IN (" : "',' in the IN list"));
-      ASSIGN_OR_RETURN(Scalar value, Convert(key, literal));
+      OG_ASSIGN_OR_RETURN(Scalar value, Convert(key, literal));
       node.values.push_back(std::move(value));
       if (Peek().kind == TokenKind::kComma) {
         Advance();
@@ -1172,9 +1172,9 @@ Result<std::unique_ptr<PartitionFilter>> PartitionFilter::Make(
   for (const PartitionKey& key : keys) {
     infos.push_back(KeyInfo{key.name, key.type, Lower(key.name), ClassifyType(key.type)});
   }
-  ASSIGN_OR_RETURN(std::vector<Token> tokens, Tokenize(expression));
+  OG_ASSIGN_OR_RETURN(std::vector<Token> tokens, Tokenize(expression));
   Parser parser(expression, infos, std::move(tokens));
-  ASSIGN_OR_RETURN(Node root, parser.ParseExpression());
+  OG_ASSIGN_OR_RETURN(Node root, parser.ParseExpression());
   return std::unique_ptr<PartitionFilter>(
       new PartitionFilter(std::make_unique<Node>(std::move(root)), keys.size()));
 }

@@ -42,7 +42,7 @@ Result<TableContext> LoadTableContext(store::Transaction* txn, const Json& reque
   ctx.catalog_id = GetString(request, "CatalogId", default_catalog);
   ctx.database = GetName(request, "DatabaseName");
   ctx.table = GetName(request, "TableName");
-  ASSIGN_OR_RETURN(ctx.doc, LoadTable(txn, ctx.catalog_id, ctx.database, ctx.table));
+  OG_ASSIGN_OR_RETURN(ctx.doc, LoadTable(txn, ctx.catalog_id, ctx.database, ctx.table));
   for (const Json& key : ctx.doc.value("PartitionKeys", Json::array()))
     ctx.keys.push_back({ToLower(GetString(key, "Name")), ToLower(GetString(key, "Type", "string"))});
   ctx.prefix = store::PrefixOf({ctx.catalog_id, ctx.database, ctx.table});
@@ -51,10 +51,10 @@ Result<TableContext> LoadTableContext(store::Transaction* txn, const Json& reque
 
 Result<std::vector<IndexInfo>> LoadIndexes(store::Transaction* txn, const TableContext& ctx) {
   store::ScanOptions scan{ctx.prefix, "", -1, false};
-  ASSIGN_OR_RETURN(auto rows, txn->Scan(kPartitionIndex, scan));
+  OG_ASSIGN_OR_RETURN(auto rows, txn->Scan(kPartitionIndex, scan));
   std::vector<IndexInfo> indexes;
   for (const auto& row : rows) {
-    ASSIGN_OR_RETURN(Json descriptor, ParseDoc(row.doc));
+    OG_ASSIGN_OR_RETURN(Json descriptor, ParseDoc(row.doc));
     IndexInfo info;
     info.name = row.key.substr(ctx.prefix.size());
     for (const Json& key : descriptor["Keys"]) {
@@ -106,15 +106,15 @@ Json PartitionFromInput(const Json& input, const TableContext& ctx, double creat
 // Inserts one partition and its index entries. AlreadyExists if it is there.
 Status InsertPartition(store::Transaction* txn, const TableContext& ctx,
                        const std::vector<IndexInfo>& indexes, const Json& partition) {
-  RETURN_NOT_OK(CheckValueCount(ctx, partition["Values"]));
-  ASSIGN_OR_RETURN(std::string value_key, PartitionValueKey(partition["Values"]));
-  Status st = txn->Insert(kPartition, ctx.prefix + value_key, partition.dump());
+  OG_RETURN_NOT_OK(CheckValueCount(ctx, partition["Values"]));
+  OG_ASSIGN_OR_RETURN(std::string value_key, PartitionValueKey(partition["Values"]));
+  Status st = txn->Insert(kPartition, ctx.prefix + value_key, DumpJson(partition));
   if (st.code() == StatusCode::kAlreadyExists) return Status::AlreadyExists("Partition already exists.");
-  RETURN_NOT_OK(st);
+  OG_RETURN_NOT_OK(st);
   if (!indexes.empty()) {
     std::vector<std::string_view> values = SplitValueKey(value_key);
     for (const IndexInfo& index : indexes)
-      RETURN_NOT_OK(txn->Put(kPartitionIndexEntry, IndexEntryKey(index, ctx, values, value_key), ""));
+      OG_RETURN_NOT_OK(txn->Put(kPartitionIndexEntry, IndexEntryKey(index, ctx, values, value_key), ""));
   }
   return Status::OK();
 }
@@ -122,21 +122,21 @@ Status InsertPartition(store::Transaction* txn, const TableContext& ctx,
 // Deletes one partition, its index entries and column statistics. EntityNotFound if absent.
 Status RemovePartition(store::Transaction* txn, const TableContext& ctx,
                        const std::vector<IndexInfo>& indexes, const Json& values_json) {
-  RETURN_NOT_OK(CheckValueCount(ctx, values_json));
-  ASSIGN_OR_RETURN(std::string value_key, PartitionValueKey(values_json));
-  ASSIGN_OR_RETURN(bool existed, txn->Delete(kPartition, ctx.prefix + value_key));
+  OG_RETURN_NOT_OK(CheckValueCount(ctx, values_json));
+  OG_ASSIGN_OR_RETURN(std::string value_key, PartitionValueKey(values_json));
+  OG_ASSIGN_OR_RETURN(bool existed, txn->Delete(kPartition, ctx.prefix + value_key));
   if (!existed) return Status::EntityNotFound("Partition not found.");
   std::vector<std::string_view> values = SplitValueKey(value_key);
   for (const IndexInfo& index : indexes)
-    RETURN_NOT_OK(txn->Delete(kPartitionIndexEntry, IndexEntryKey(index, ctx, values, value_key)).status());
-  RETURN_NOT_OK(txn->DeletePrefix(kPartitionColumnStats, ctx.prefix + value_key + kColumnSep).status());
+    OG_RETURN_NOT_OK(txn->Delete(kPartitionIndexEntry, IndexEntryKey(index, ctx, values, value_key)).status());
+  OG_RETURN_NOT_OK(txn->DeletePrefix(kPartitionColumnStats, ctx.prefix + value_key + kColumnSep).status());
   return Status::OK();
 }
 
 Result<Json> LoadPartition(store::Transaction* txn, const TableContext& ctx, const Json& values) {
-  RETURN_NOT_OK(CheckValueCount(ctx, values));
-  ASSIGN_OR_RETURN(std::string value_key, PartitionValueKey(values));
-  ASSIGN_OR_RETURN(auto doc, txn->Get(kPartition, ctx.prefix + value_key));
+  OG_RETURN_NOT_OK(CheckValueCount(ctx, values));
+  OG_ASSIGN_OR_RETURN(std::string value_key, PartitionValueKey(values));
+  OG_ASSIGN_OR_RETURN(auto doc, txn->Get(kPartition, ctx.prefix + value_key));
   if (!doc) return Status::EntityNotFound("Partition not found.");
   return ParseDoc(*doc);
 }
@@ -145,20 +145,20 @@ Result<Json> LoadPartition(store::Transaction* txn, const TableContext& ctx, con
 Status ReplacePartition(store::Transaction* txn, const TableContext& ctx,
                         const std::vector<IndexInfo>& indexes, const Json& old_values,
                         const Json& input) {
-  ASSIGN_OR_RETURN(Json old, LoadPartition(txn, ctx, old_values));
+  OG_ASSIGN_OR_RETURN(Json old, LoadPartition(txn, ctx, old_values));
   Json merged_input = input;
   if (!merged_input.contains("Values")) merged_input["Values"] = old_values;
   Json partition = PartitionFromInput(merged_input, ctx, old.value("CreationTime", 0.0));
-  RETURN_NOT_OK(CheckValueCount(ctx, partition["Values"]));
-  ASSIGN_OR_RETURN(std::string value_key, PartitionValueKey(partition["Values"]));
+  OG_RETURN_NOT_OK(CheckValueCount(ctx, partition["Values"]));
+  OG_ASSIGN_OR_RETURN(std::string value_key, PartitionValueKey(partition["Values"]));
   if (partition["Values"] == old["Values"]) {
-    return txn->Put(kPartition, ctx.prefix + value_key, partition.dump());
+    return txn->Put(kPartition, ctx.prefix + value_key, DumpJson(partition));
   }
   // Refuse before removing anything: a failed item of a batch must leave its partition as it
   // was, since the batch's transaction still commits.
-  ASSIGN_OR_RETURN(auto taken, txn->Get(kPartition, ctx.prefix + value_key));
+  OG_ASSIGN_OR_RETURN(auto taken, txn->Get(kPartition, ctx.prefix + value_key));
   if (taken) return Status::AlreadyExists("Partition already exists.");
-  RETURN_NOT_OK(RemovePartition(txn, ctx, indexes, old_values));
+  OG_RETURN_NOT_OK(RemovePartition(txn, ctx, indexes, old_values));
   return InsertPartition(txn, ctx, indexes, partition);
 }
 
@@ -312,26 +312,26 @@ Status CreatePartitionIndexInTxn(store::Transaction* txn, const std::string& cat
     descriptor_keys.push_back({{"Name", it->name}, {"Type", it->type}});
   }
   if (descriptor_keys.empty()) return Status::InvalidInput("PartitionIndex.Keys must name at least one partition key");
-  ASSIGN_OR_RETURN(int64_t existing, txn->Count(kPartitionIndex, ctx.prefix));
+  OG_ASSIGN_OR_RETURN(int64_t existing, txn->Count(kPartitionIndex, ctx.prefix));
   std::string index_key = ctx.prefix + name;
-  ASSIGN_OR_RETURN(auto present, txn->Get(kPartitionIndex, index_key));
+  OG_ASSIGN_OR_RETURN(auto present, txn->Get(kPartitionIndex, index_key));
   if (present) return Status::AlreadyExists("Partition index " + name + " already exists on table " + ctx.table);
   if (existing >= kMaxPartitionIndexes)
     return Status::ResourceNumberLimitExceeded("Table " + ctx.table + " already has the maximum of " +
                                                std::to_string(kMaxPartitionIndexes) + " partition indexes");
   Json descriptor{{"IndexName", name}, {"Keys", descriptor_keys}, {"IndexStatus", "ACTIVE"}};
-  RETURN_NOT_OK(txn->Put(kPartitionIndex, index_key, descriptor.dump()));
+  OG_RETURN_NOT_OK(txn->Put(kPartitionIndex, index_key, DumpJson(descriptor)));
   // Backfill: index the partitions the table already has.
-  ASSIGN_OR_RETURN(std::vector<IndexInfo> indexes, LoadIndexes(txn, ctx));
+  OG_ASSIGN_OR_RETURN(std::vector<IndexInfo> indexes, LoadIndexes(txn, ctx));
   auto info = std::find_if(indexes.begin(), indexes.end(), [&](const IndexInfo& i) { return i.name == name; });
   if (info == indexes.end()) return Status::Internal("partition index vanished during creation");
   std::string after;
   while (true) {
     store::ScanOptions scan{ctx.prefix, after, 4096, true};
-    ASSIGN_OR_RETURN(auto rows, txn->Scan(kPartition, scan));
+    OG_ASSIGN_OR_RETURN(auto rows, txn->Scan(kPartition, scan));
     for (const auto& row : rows) {
       std::string value_key = row.key.substr(ctx.prefix.size());
-      RETURN_NOT_OK(txn->Put(kPartitionIndexEntry,
+      OG_RETURN_NOT_OK(txn->Put(kPartitionIndexEntry,
                              IndexEntryKey(*info, ctx, SplitValueKey(value_key), value_key), ""));
       after = row.key;
     }
@@ -341,19 +341,19 @@ Status CreatePartitionIndexInTxn(store::Transaction* txn, const std::string& cat
 }
 
 Result<Json> Catalog::CreatePartition(const Json& request) {
-  ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
-  ASSIGN_OR_RETURN(TableContext ctx, LoadTableContext(txn.get(), request, options_.account_id));
-  ASSIGN_OR_RETURN(std::vector<IndexInfo> indexes, LoadIndexes(txn.get(), ctx));
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  OG_ASSIGN_OR_RETURN(TableContext ctx, LoadTableContext(txn.get(), request, options_.account_id));
+  OG_ASSIGN_OR_RETURN(std::vector<IndexInfo> indexes, LoadIndexes(txn.get(), ctx));
   Json partition = PartitionFromInput(request.at("PartitionInput"), ctx, clock_->NowSeconds());
-  RETURN_NOT_OK(InsertPartition(txn.get(), ctx, indexes, partition));
-  RETURN_NOT_OK(txn->Commit());
+  OG_RETURN_NOT_OK(InsertPartition(txn.get(), ctx, indexes, partition));
+  OG_RETURN_NOT_OK(txn->Commit());
   return Json::object();
 }
 
 Result<Json> Catalog::BatchCreatePartition(const Json& request) {
-  ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
-  ASSIGN_OR_RETURN(TableContext ctx, LoadTableContext(txn.get(), request, options_.account_id));
-  ASSIGN_OR_RETURN(std::vector<IndexInfo> indexes, LoadIndexes(txn.get(), ctx));
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  OG_ASSIGN_OR_RETURN(TableContext ctx, LoadTableContext(txn.get(), request, options_.account_id));
+  OG_ASSIGN_OR_RETURN(std::vector<IndexInfo> indexes, LoadIndexes(txn.get(), ctx));
   double now = clock_->NowSeconds();
   Json errors = Json::array();
   for (const Json& input : request.at("PartitionInputList")) {
@@ -363,24 +363,24 @@ Result<Json> Catalog::BatchCreatePartition(const Json& request) {
     if (!st.ok())
       errors.push_back({{"PartitionValues", partition["Values"]}, {"ErrorDetail", ErrorDetail(st)}});
   }
-  RETURN_NOT_OK(txn->Commit());
+  OG_RETURN_NOT_OK(txn->Commit());
   return Json{{"Errors", std::move(errors)}};
 }
 
 Result<Json> Catalog::GetPartition(const Json& request) {
-  ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
-  ASSIGN_OR_RETURN(TableContext ctx, LoadTableContext(txn.get(), request, options_.account_id));
-  ASSIGN_OR_RETURN(Json partition, LoadPartition(txn.get(), ctx, request.at("PartitionValues")));
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  OG_ASSIGN_OR_RETURN(TableContext ctx, LoadTableContext(txn.get(), request, options_.account_id));
+  OG_ASSIGN_OR_RETURN(Json partition, LoadPartition(txn.get(), ctx, request.at("PartitionValues")));
   return Json{{"Partition", std::move(partition)}};
 }
 
 Result<Json> Catalog::GetPartitions(const Json& request) {
-  ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
-  ASSIGN_OR_RETURN(TableContext ctx, LoadTableContext(txn.get(), request, options_.account_id));
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  OG_ASSIGN_OR_RETURN(TableContext ctx, LoadTableContext(txn.get(), request, options_.account_id));
   std::unique_ptr<PartitionFilter> filter;
   std::string expression = Trim(GetString(request, "Expression"));
   if (!expression.empty()) {
-    ASSIGN_OR_RETURN(filter, PartitionFilter::Make(expression, ctx.keys));
+    OG_ASSIGN_OR_RETURN(filter, PartitionFilter::Make(expression, ctx.keys));
   }
   int64_t segment = 0, total_segments = 1;
   if (request.contains("Segment")) {
@@ -390,11 +390,11 @@ Result<Json> Catalog::GetPartitions(const Json& request) {
       return Status::InvalidInput("Segment.SegmentNumber " + std::to_string(segment) +
                                   " must be less than TotalSegments " + std::to_string(total_segments));
   }
-  ASSIGN_OR_RETURN(std::string after, DecodeToken(request, ctx.prefix));
+  OG_ASSIGN_OR_RETURN(std::string after, DecodeToken(request, ctx.prefix));
   int64_t limit = PageSize(request, 1000);
   bool exclude_columns = request.value("ExcludeColumnSchema", false);
 
-  ASSIGN_OR_RETURN(std::vector<IndexInfo> indexes, LoadIndexes(txn.get(), ctx));
+  OG_ASSIGN_OR_RETURN(std::vector<IndexInfo> indexes, LoadIndexes(txn.get(), ctx));
   ScanPlan plan = Plan(ctx, indexes, filter.get());
   if (plan.prefixes.empty()) plan.prefixes.push_back(ctx.prefix);
 
@@ -429,7 +429,7 @@ Result<Json> Catalog::GetPartitions(const Json& request) {
       bool go_on = true;
       while (go_on) {
         store::ScanOptions scan{prefix, start, 4096, true};
-        ASSIGN_OR_RETURN(auto rows, txn->Scan(kPartition, scan));
+        OG_ASSIGN_OR_RETURN(auto rows, txn->Scan(kPartition, scan));
         for (const auto& row : rows) {
           if (!(go_on = consider(row.key))) break;
         }
@@ -443,7 +443,7 @@ Result<Json> Catalog::GetPartitions(const Json& request) {
     std::vector<std::string> keys;
     for (const std::string& prefix : plan.prefixes) {
       store::ScanOptions scan{prefix, "", -1, true};
-      ASSIGN_OR_RETURN(auto rows, txn->Scan(kPartitionIndexEntry, scan));
+      OG_ASSIGN_OR_RETURN(auto rows, txn->Scan(kPartitionIndexEntry, scan));
       for (const auto& row : rows) {
         size_t name_end = row.key.find(store::kKeySep, ctx.prefix.size());
         if (name_end == std::string::npos) continue;
@@ -459,9 +459,9 @@ Result<Json> Catalog::GetPartitions(const Json& request) {
 
   Json list = Json::array();
   for (const std::string& key : matched) {
-    ASSIGN_OR_RETURN(auto doc, txn->Get(kPartition, key));
+    OG_ASSIGN_OR_RETURN(auto doc, txn->Get(kPartition, key));
     if (!doc) continue;  // an index entry without its partition: skip it
-    ASSIGN_OR_RETURN(Json partition, ParseDoc(*doc));
+    OG_ASSIGN_OR_RETURN(Json partition, ParseDoc(*doc));
     list.push_back(PresentPartition(std::move(partition), exclude_columns));
   }
   Json response{{"Partitions", std::move(list)}};
@@ -470,8 +470,8 @@ Result<Json> Catalog::GetPartitions(const Json& request) {
 }
 
 Result<Json> Catalog::BatchGetPartition(const Json& request) {
-  ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
-  ASSIGN_OR_RETURN(TableContext ctx, LoadTableContext(txn.get(), request, options_.account_id));
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  OG_ASSIGN_OR_RETURN(TableContext ctx, LoadTableContext(txn.get(), request, options_.account_id));
   Json partitions = Json::array();
   for (const Json& entry : request.at("PartitionsToGet")) {
     Result<Json> partition = LoadPartition(txn.get(), ctx, entry.value("Values", Json::array()));
@@ -483,19 +483,19 @@ Result<Json> Catalog::BatchGetPartition(const Json& request) {
 }
 
 Result<Json> Catalog::UpdatePartition(const Json& request) {
-  ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
-  ASSIGN_OR_RETURN(TableContext ctx, LoadTableContext(txn.get(), request, options_.account_id));
-  ASSIGN_OR_RETURN(std::vector<IndexInfo> indexes, LoadIndexes(txn.get(), ctx));
-  RETURN_NOT_OK(ReplacePartition(txn.get(), ctx, indexes, request.at("PartitionValueList"),
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  OG_ASSIGN_OR_RETURN(TableContext ctx, LoadTableContext(txn.get(), request, options_.account_id));
+  OG_ASSIGN_OR_RETURN(std::vector<IndexInfo> indexes, LoadIndexes(txn.get(), ctx));
+  OG_RETURN_NOT_OK(ReplacePartition(txn.get(), ctx, indexes, request.at("PartitionValueList"),
                                  request.at("PartitionInput")));
-  RETURN_NOT_OK(txn->Commit());
+  OG_RETURN_NOT_OK(txn->Commit());
   return Json::object();
 }
 
 Result<Json> Catalog::BatchUpdatePartition(const Json& request) {
-  ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
-  ASSIGN_OR_RETURN(TableContext ctx, LoadTableContext(txn.get(), request, options_.account_id));
-  ASSIGN_OR_RETURN(std::vector<IndexInfo> indexes, LoadIndexes(txn.get(), ctx));
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  OG_ASSIGN_OR_RETURN(TableContext ctx, LoadTableContext(txn.get(), request, options_.account_id));
+  OG_ASSIGN_OR_RETURN(std::vector<IndexInfo> indexes, LoadIndexes(txn.get(), ctx));
   Json errors = Json::array();
   for (const Json& entry : request.at("Entries")) {
     const Json& old_values = entry.at("PartitionValueList");
@@ -503,23 +503,23 @@ Result<Json> Catalog::BatchUpdatePartition(const Json& request) {
     if (st.code() == StatusCode::kInternal) return st;
     if (!st.ok()) errors.push_back({{"PartitionValueList", old_values}, {"ErrorDetail", ErrorDetail(st)}});
   }
-  RETURN_NOT_OK(txn->Commit());
+  OG_RETURN_NOT_OK(txn->Commit());
   return Json{{"Errors", std::move(errors)}};
 }
 
 Result<Json> Catalog::DeletePartition(const Json& request) {
-  ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
-  ASSIGN_OR_RETURN(TableContext ctx, LoadTableContext(txn.get(), request, options_.account_id));
-  ASSIGN_OR_RETURN(std::vector<IndexInfo> indexes, LoadIndexes(txn.get(), ctx));
-  RETURN_NOT_OK(RemovePartition(txn.get(), ctx, indexes, request.at("PartitionValues")));
-  RETURN_NOT_OK(txn->Commit());
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  OG_ASSIGN_OR_RETURN(TableContext ctx, LoadTableContext(txn.get(), request, options_.account_id));
+  OG_ASSIGN_OR_RETURN(std::vector<IndexInfo> indexes, LoadIndexes(txn.get(), ctx));
+  OG_RETURN_NOT_OK(RemovePartition(txn.get(), ctx, indexes, request.at("PartitionValues")));
+  OG_RETURN_NOT_OK(txn->Commit());
   return Json::object();
 }
 
 Result<Json> Catalog::BatchDeletePartition(const Json& request) {
-  ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
-  ASSIGN_OR_RETURN(TableContext ctx, LoadTableContext(txn.get(), request, options_.account_id));
-  ASSIGN_OR_RETURN(std::vector<IndexInfo> indexes, LoadIndexes(txn.get(), ctx));
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  OG_ASSIGN_OR_RETURN(TableContext ctx, LoadTableContext(txn.get(), request, options_.account_id));
+  OG_ASSIGN_OR_RETURN(std::vector<IndexInfo> indexes, LoadIndexes(txn.get(), ctx));
   Json errors = Json::array();
   for (const Json& entry : request.at("PartitionsToDelete")) {
     Json values = entry.value("Values", Json::array());
@@ -527,40 +527,40 @@ Result<Json> Catalog::BatchDeletePartition(const Json& request) {
     if (st.code() == StatusCode::kInternal) return st;
     if (!st.ok()) errors.push_back({{"PartitionValues", values}, {"ErrorDetail", ErrorDetail(st)}});
   }
-  RETURN_NOT_OK(txn->Commit());
+  OG_RETURN_NOT_OK(txn->Commit());
   return Json{{"Errors", std::move(errors)}};
 }
 
 Result<Json> Catalog::CreatePartitionIndex(const Json& request) {
-  ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
-  ASSIGN_OR_RETURN(TableContext ctx, LoadTableContext(txn.get(), request, options_.account_id));
-  RETURN_NOT_OK(CreatePartitionIndexInTxn(txn.get(), ctx.catalog_id, ctx.doc, request.at("PartitionIndex")));
-  RETURN_NOT_OK(txn->Commit());
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  OG_ASSIGN_OR_RETURN(TableContext ctx, LoadTableContext(txn.get(), request, options_.account_id));
+  OG_RETURN_NOT_OK(CreatePartitionIndexInTxn(txn.get(), ctx.catalog_id, ctx.doc, request.at("PartitionIndex")));
+  OG_RETURN_NOT_OK(txn->Commit());
   return Json::object();
 }
 
 Result<Json> Catalog::GetPartitionIndexes(const Json& request) {
-  ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
-  ASSIGN_OR_RETURN(TableContext ctx, LoadTableContext(txn.get(), request, options_.account_id));
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  OG_ASSIGN_OR_RETURN(TableContext ctx, LoadTableContext(txn.get(), request, options_.account_id));
   store::ScanOptions scan{ctx.prefix, "", -1, false};
-  ASSIGN_OR_RETURN(auto rows, txn->Scan(kPartitionIndex, scan));
+  OG_ASSIGN_OR_RETURN(auto rows, txn->Scan(kPartitionIndex, scan));
   Json list = Json::array();
   for (const auto& row : rows) {
-    ASSIGN_OR_RETURN(Json descriptor, ParseDoc(row.doc));
+    OG_ASSIGN_OR_RETURN(Json descriptor, ParseDoc(row.doc));
     list.push_back(std::move(descriptor));
   }
   return Json{{"PartitionIndexDescriptorList", std::move(list)}};
 }
 
 Result<Json> Catalog::DeletePartitionIndex(const Json& request) {
-  ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
-  ASSIGN_OR_RETURN(TableContext ctx, LoadTableContext(txn.get(), request, options_.account_id));
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  OG_ASSIGN_OR_RETURN(TableContext ctx, LoadTableContext(txn.get(), request, options_.account_id));
   std::string name = ToLower(GetString(request, "IndexName"));
-  ASSIGN_OR_RETURN(bool existed, txn->Delete(kPartitionIndex, ctx.prefix + name));
+  OG_ASSIGN_OR_RETURN(bool existed, txn->Delete(kPartitionIndex, ctx.prefix + name));
   if (!existed) return Status::EntityNotFound("Partition index " + name + " not found on table " + ctx.table);
-  RETURN_NOT_OK(txn->DeletePrefix(kPartitionIndexEntry,
+  OG_RETURN_NOT_OK(txn->DeletePrefix(kPartitionIndexEntry,
                                   store::PrefixOf({ctx.catalog_id, ctx.database, ctx.table, name})).status());
-  RETURN_NOT_OK(txn->Commit());
+  OG_RETURN_NOT_OK(txn->Commit());
   return Json::object();
 }
 

@@ -70,21 +70,21 @@ Status RebuildPartitionIndexes(store::Transaction* txn, const std::string& catal
   std::string database = GetString(table, "DatabaseName");
   std::string name = GetString(table, "Name");
   std::string prefix = store::PrefixOf({catalog_id, database, name});
-  ASSIGN_OR_RETURN(auto rows, txn->Scan(kPartitionIndex, store::ScanOptions{prefix, "", -1, false}));
+  OG_ASSIGN_OR_RETURN(auto rows, txn->Scan(kPartitionIndex, store::ScanOptions{prefix, "", -1, false}));
   for (const auto& row : rows) {
-    ASSIGN_OR_RETURN(Json descriptor, ParseDoc(row.doc));
+    OG_ASSIGN_OR_RETURN(Json descriptor, ParseDoc(row.doc));
     std::string index_name = row.key.substr(prefix.size());
     Json keys = Json::array();
     for (const Json& key : descriptor.value("Keys", Json::array())) keys.push_back(GetString(key, "Name"));
-    RETURN_NOT_OK(txn->Delete(kPartitionIndex, row.key).status());
-    RETURN_NOT_OK(txn->DeletePrefix(kPartitionIndexEntry,
+    OG_RETURN_NOT_OK(txn->Delete(kPartitionIndex, row.key).status());
+    OG_RETURN_NOT_OK(txn->DeletePrefix(kPartitionIndexEntry,
                                     store::PrefixOf({catalog_id, database, name, index_name})).status());
     Status st = CreatePartitionIndexInTxn(txn, catalog_id, table,
                                           Json{{"IndexName", index_name}, {"Keys", keys}});
     if (st.code() == StatusCode::kInvalidInput)
       return Status::InvalidInput("The new partition keys do not suit partition index " + index_name +
                                   " (" + st.message() + "); delete the index first");
-    RETURN_NOT_OK(st);
+    OG_RETURN_NOT_OK(st);
   }
   return Status::OK();
 }
@@ -107,29 +107,29 @@ Result<Json> Catalog::CreateTable(const Json& request) {
   double now = clock_->NowSeconds();
   Json table = TableFromInput(request.at("TableInput"), catalog_id, database, now, now, 0);
   std::string name = table["Name"];
-  RETURN_NOT_OK(CheckPartitionKeys(table));
-  ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
-  RETURN_NOT_OK(LoadDatabase(txn.get(), catalog_id, database).status());
+  OG_RETURN_NOT_OK(CheckPartitionKeys(table));
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  OG_RETURN_NOT_OK(LoadDatabase(txn.get(), catalog_id, database).status());
   std::string key = store::MakeKey({catalog_id, database, name});
-  Status st = txn->Insert(kTable, key, table.dump());
+  Status st = txn->Insert(kTable, key, DumpJson(table));
   if (st.code() == StatusCode::kAlreadyExists) return Status::AlreadyExists("Table already exists.");
-  RETURN_NOT_OK(st);
-  RETURN_NOT_OK(txn->Put(kTableVersion, store::MakeKey({catalog_id, database, name, VersionKey(0)}),
-                         table.dump()));
+  OG_RETURN_NOT_OK(st);
+  OG_RETURN_NOT_OK(txn->Put(kTableVersion, store::MakeKey({catalog_id, database, name, VersionKey(0)}),
+                         DumpJson(table)));
   if (request.contains("PartitionIndexes")) {
     if (request["PartitionIndexes"].size() > 3)
       return Status::ResourceNumberLimitExceeded("A table can have at most 3 partition indexes");
     for (const Json& index : request["PartitionIndexes"])
-      RETURN_NOT_OK(CreatePartitionIndexInTxn(txn.get(), catalog_id, table, index));
+      OG_RETURN_NOT_OK(CreatePartitionIndexInTxn(txn.get(), catalog_id, table, index));
   }
-  RETURN_NOT_OK(txn->Commit());
+  OG_RETURN_NOT_OK(txn->Commit());
   return Json::object();
 }
 
 Result<Json> Catalog::GetTable(const Json& request) {
   std::string catalog_id = GetString(request, "CatalogId", options_.account_id);
-  ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
-  ASSIGN_OR_RETURN(Json table, LoadTable(txn.get(), catalog_id, GetName(request, "DatabaseName"),
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  OG_ASSIGN_OR_RETURN(Json table, LoadTable(txn.get(), catalog_id, GetName(request, "DatabaseName"),
                                          GetName(request, "Name")));
   return Json{{"Table", std::move(table)}};
 }
@@ -137,17 +137,17 @@ Result<Json> Catalog::GetTable(const Json& request) {
 Result<Json> Catalog::GetTables(const Json& request) {
   std::string catalog_id = GetString(request, "CatalogId", options_.account_id);
   std::string database = GetName(request, "DatabaseName");
-  ASSIGN_OR_RETURN(NamePattern pattern, NamePattern::Make(GetString(request, "Expression")));
-  ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
-  RETURN_NOT_OK(LoadDatabase(txn.get(), catalog_id, database).status());
+  OG_ASSIGN_OR_RETURN(NamePattern pattern, NamePattern::Make(GetString(request, "Expression")));
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  OG_RETURN_NOT_OK(LoadDatabase(txn.get(), catalog_id, database).status());
   std::string prefix = store::PrefixOf({catalog_id, database});
-  ASSIGN_OR_RETURN(Page page, ScanPage(txn.get(), kTable, prefix, request, PageSize(request, 100),
+  OG_ASSIGN_OR_RETURN(Page page, ScanPage(txn.get(), kTable, prefix, request, PageSize(request, 100),
                                        [&](const store::Row& row) -> Result<bool> {
                                          return pattern.Matches(row.key.substr(prefix.size()));
                                        }));
   Json list = Json::array();
   for (const auto& row : page.rows) {
-    ASSIGN_OR_RETURN(Json table, ParseDoc(row.doc));
+    OG_ASSIGN_OR_RETURN(Json table, ParseDoc(row.doc));
     list.push_back(OnlyAttributes(table, request));
   }
   Json response{{"TableList", std::move(list)}};
@@ -161,8 +161,8 @@ Result<Json> Catalog::UpdateTable(const Json& request) {
   const Json& input = request.at("TableInput");
   std::string name = GetName(input, "Name");
   bool skip_archive = request.value("SkipArchive", false);
-  ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
-  ASSIGN_OR_RETURN(Json old, LoadTable(txn.get(), catalog_id, database, name));
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  OG_ASSIGN_OR_RETURN(Json old, LoadTable(txn.get(), catalog_id, database, name));
   int64_t version = CurrentVersion(old);
   if (request.contains("VersionId") && GetString(request, "VersionId") != std::to_string(version))
     return Status::ConcurrentModification(
@@ -170,16 +170,16 @@ Result<Json> Catalog::UpdateTable(const Json& request) {
         GetString(request, "VersionId") + " is not the current version " + std::to_string(version));
   Json table = TableFromInput(input, catalog_id, database, old.value("CreateTime", 0.0),
                               clock_->NowSeconds(), version + 1);
-  RETURN_NOT_OK(CheckPartitionKeys(table));
+  OG_RETURN_NOT_OK(CheckPartitionKeys(table));
   if (table["PartitionKeys"] != old.value("PartitionKeys", Json::array()))
-    RETURN_NOT_OK(RebuildPartitionIndexes(txn.get(), catalog_id, table));
+    OG_RETURN_NOT_OK(RebuildPartitionIndexes(txn.get(), catalog_id, table));
   std::string version_prefix_key = store::MakeKey({catalog_id, database, name, VersionKey(version)});
-  if (skip_archive) RETURN_NOT_OK(txn->Delete(kTableVersion, version_prefix_key).status());
-  RETURN_NOT_OK(txn->Put(kTable, store::MakeKey({catalog_id, database, name}), table.dump()));
-  RETURN_NOT_OK(txn->Put(kTableVersion,
+  if (skip_archive) OG_RETURN_NOT_OK(txn->Delete(kTableVersion, version_prefix_key).status());
+  OG_RETURN_NOT_OK(txn->Put(kTable, store::MakeKey({catalog_id, database, name}), DumpJson(table)));
+  OG_RETURN_NOT_OK(txn->Put(kTableVersion,
                          store::MakeKey({catalog_id, database, name, VersionKey(version + 1)}),
-                         table.dump()));
-  RETURN_NOT_OK(txn->Commit());
+                         DumpJson(table)));
+  OG_RETURN_NOT_OK(txn->Commit());
   return Json::object();
 }
 
@@ -187,17 +187,17 @@ Result<Json> Catalog::DeleteTable(const Json& request) {
   std::string catalog_id = GetString(request, "CatalogId", options_.account_id);
   std::string database = GetName(request, "DatabaseName");
   std::string name = GetName(request, "Name");
-  ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
-  RETURN_NOT_OK(LoadTable(txn.get(), catalog_id, database, name).status());
-  RETURN_NOT_OK(DeleteTableContents(txn.get(), options_.region, catalog_id, database, name));
-  RETURN_NOT_OK(txn->Commit());
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  OG_RETURN_NOT_OK(LoadTable(txn.get(), catalog_id, database, name).status());
+  OG_RETURN_NOT_OK(DeleteTableContents(txn.get(), options_.region, catalog_id, database, name));
+  OG_RETURN_NOT_OK(txn->Commit());
   return Json::object();
 }
 
 Result<Json> Catalog::BatchDeleteTable(const Json& request) {
   std::string catalog_id = GetString(request, "CatalogId", options_.account_id);
   std::string database = GetName(request, "DatabaseName");
-  ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
   Json errors = Json::array();
   for (const Json& entry : request.at("TablesToDelete")) {
     std::string name = ToLower(entry.get<std::string>());
@@ -206,7 +206,7 @@ Result<Json> Catalog::BatchDeleteTable(const Json& request) {
     if (st.code() == StatusCode::kInternal) return st;
     if (!st.ok()) errors.push_back({{"TableName", name}, {"ErrorDetail", ErrorDetail(st)}});
   }
-  RETURN_NOT_OK(txn->Commit());
+  OG_RETURN_NOT_OK(txn->Commit());
   return Json{{"Errors", std::move(errors)}};
 }
 
@@ -214,14 +214,14 @@ Result<Json> Catalog::GetTableVersion(const Json& request) {
   std::string catalog_id = GetString(request, "CatalogId", options_.account_id);
   std::string database = GetName(request, "DatabaseName");
   std::string name = GetName(request, "TableName");
-  ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
-  ASSIGN_OR_RETURN(Json table, LoadTable(txn.get(), catalog_id, database, name));
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  OG_ASSIGN_OR_RETURN(Json table, LoadTable(txn.get(), catalog_id, database, name));
   std::string version_id = GetString(request, "VersionId", GetString(table, "VersionId", "0"));
-  ASSIGN_OR_RETURN(int64_t version, ParseVersionId(version_id));
-  ASSIGN_OR_RETURN(auto doc, txn->Get(kTableVersion, store::MakeKey({catalog_id, database, name,
+  OG_ASSIGN_OR_RETURN(int64_t version, ParseVersionId(version_id));
+  OG_ASSIGN_OR_RETURN(auto doc, txn->Get(kTableVersion, store::MakeKey({catalog_id, database, name,
                                                                      VersionKey(version)})));
   if (!doc) return Status::EntityNotFound("Version " + version_id + " of table " + name + " not found.");
-  ASSIGN_OR_RETURN(Json snapshot, ParseDoc(*doc));
+  OG_ASSIGN_OR_RETURN(Json snapshot, ParseDoc(*doc));
   return Json{{"TableVersion", {{"Table", std::move(snapshot)}, {"VersionId", version_id}}}};
 }
 
@@ -229,15 +229,15 @@ Result<Json> Catalog::GetTableVersions(const Json& request) {
   std::string catalog_id = GetString(request, "CatalogId", options_.account_id);
   std::string database = GetName(request, "DatabaseName");
   std::string name = GetName(request, "TableName");
-  ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
-  RETURN_NOT_OK(LoadTable(txn.get(), catalog_id, database, name).status());
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  OG_RETURN_NOT_OK(LoadTable(txn.get(), catalog_id, database, name).status());
   std::string prefix = store::PrefixOf({catalog_id, database, name});
-  ASSIGN_OR_RETURN(Page page, ScanPage(txn.get(), kTableVersion, prefix, request,
+  OG_ASSIGN_OR_RETURN(Page page, ScanPage(txn.get(), kTableVersion, prefix, request,
                                        PageSize(request, 100),
                                        [](const store::Row&) -> Result<bool> { return true; }));
   Json list = Json::array();
   for (const auto& row : page.rows) {
-    ASSIGN_OR_RETURN(Json snapshot, ParseDoc(row.doc));
+    OG_ASSIGN_OR_RETURN(Json snapshot, ParseDoc(row.doc));
     std::string version_id = GetString(snapshot, "VersionId", "0");
     list.push_back({{"Table", std::move(snapshot)}, {"VersionId", version_id}});
   }
@@ -251,11 +251,11 @@ namespace {
 Status DeleteOneVersion(store::Transaction* txn, const std::string& catalog_id,
                         const std::string& database, const std::string& name,
                         const Json& table, const std::string& version_id) {
-  ASSIGN_OR_RETURN(int64_t version, ParseVersionId(version_id));
+  OG_ASSIGN_OR_RETURN(int64_t version, ParseVersionId(version_id));
   if (version == CurrentVersion(table))
     return Status::InvalidInput("Version " + version_id + " is the current version of table " +
                                 name + " and cannot be deleted");
-  ASSIGN_OR_RETURN(bool existed, txn->Delete(kTableVersion, store::MakeKey({catalog_id, database, name,
+  OG_ASSIGN_OR_RETURN(bool existed, txn->Delete(kTableVersion, store::MakeKey({catalog_id, database, name,
                                                                            VersionKey(version)})));
   if (!existed) return Status::EntityNotFound("Version " + version_id + " of table " + name + " not found.");
   return Status::OK();
@@ -267,11 +267,11 @@ Result<Json> Catalog::DeleteTableVersion(const Json& request) {
   std::string catalog_id = GetString(request, "CatalogId", options_.account_id);
   std::string database = GetName(request, "DatabaseName");
   std::string name = GetName(request, "TableName");
-  ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
-  ASSIGN_OR_RETURN(Json table, LoadTable(txn.get(), catalog_id, database, name));
-  RETURN_NOT_OK(DeleteOneVersion(txn.get(), catalog_id, database, name, table,
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  OG_ASSIGN_OR_RETURN(Json table, LoadTable(txn.get(), catalog_id, database, name));
+  OG_RETURN_NOT_OK(DeleteOneVersion(txn.get(), catalog_id, database, name, table,
                                  GetString(request, "VersionId")));
-  RETURN_NOT_OK(txn->Commit());
+  OG_RETURN_NOT_OK(txn->Commit());
   return Json::object();
 }
 
@@ -279,8 +279,8 @@ Result<Json> Catalog::BatchDeleteTableVersion(const Json& request) {
   std::string catalog_id = GetString(request, "CatalogId", options_.account_id);
   std::string database = GetName(request, "DatabaseName");
   std::string name = GetName(request, "TableName");
-  ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
-  ASSIGN_OR_RETURN(Json table, LoadTable(txn.get(), catalog_id, database, name));
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  OG_ASSIGN_OR_RETURN(Json table, LoadTable(txn.get(), catalog_id, database, name));
   Json errors = Json::array();
   for (const Json& v : request.at("VersionIds")) {
     std::string version_id = v.get<std::string>();
@@ -289,7 +289,7 @@ Result<Json> Catalog::BatchDeleteTableVersion(const Json& request) {
     if (!st.ok())
       errors.push_back({{"TableName", name}, {"VersionId", version_id}, {"ErrorDetail", ErrorDetail(st)}});
   }
-  RETURN_NOT_OK(txn->Commit());
+  OG_RETURN_NOT_OK(txn->Commit());
   return Json{{"Errors", std::move(errors)}};
 }
 
@@ -416,12 +416,12 @@ Result<Json> Catalog::SearchTables(const Json& request) {
     }
     if (!ok || offset < 0) return Status::InvalidInput("Invalid NextToken");
   }
-  ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
   store::ScanOptions scan{store::PrefixOf({catalog_id}), "", -1, false};
-  ASSIGN_OR_RETURN(auto rows, txn->Scan(kTable, scan));
+  OG_ASSIGN_OR_RETURN(auto rows, txn->Scan(kTable, scan));
   std::vector<Json> matches;
   for (const auto& row : rows) {
-    ASSIGN_OR_RETURN(Json table, ParseDoc(row.doc));
+    OG_ASSIGN_OR_RETURN(Json table, ParseDoc(row.doc));
     if (!MatchesSearchText(table, needle)) continue;
     bool all = true;
     for (const Json& f : filters) all = all && MatchesFilter(table, f);
@@ -432,8 +432,8 @@ Result<Json> Catalog::SearchTables(const Json& request) {
     std::string field = GetString(criterion, "FieldName", "Name");
     bool descending = GetString(criterion, "Sort", "ASC") == "DESC";
     std::stable_sort(matches.begin(), matches.end(), [&](const Json& a, const Json& b) {
-      std::string x = a.contains(field) ? a[field].dump() : "";
-      std::string y = b.contains(field) ? b[field].dump() : "";
+      std::string x = a.contains(field) ? DumpJson(a[field]) : "";
+      std::string y = b.contains(field) ? DumpJson(b[field]) : "";
       return descending ? Compare(y, x) < 0 : Compare(x, y) < 0;
     });
   }

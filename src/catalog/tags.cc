@@ -25,16 +25,16 @@ Result<std::string> ResolveArn(store::Transaction* txn, const std::string& regio
   for (size_t i = 1; i < resource.size(); ++i) resource[i] = ToLower(resource[i]);
   const std::string& type = resource[0];
   if (type == "database" && resource.size() == 2) {
-    RETURN_NOT_OK(LoadDatabase(txn, catalog_id, resource[1]).status());
+    OG_RETURN_NOT_OK(LoadDatabase(txn, catalog_id, resource[1]).status());
     return DatabaseArn(region, catalog_id, resource[1]);
   }
   if (type == "table" && resource.size() == 3) {
-    RETURN_NOT_OK(LoadTable(txn, catalog_id, resource[1], resource[2]).status());
+    OG_RETURN_NOT_OK(LoadTable(txn, catalog_id, resource[1], resource[2]).status());
     return TableArn(region, catalog_id, resource[1], resource[2]);
   }
   if (type == "userDefinedFunction" && resource.size() == 3) {
-    RETURN_NOT_OK(LoadDatabase(txn, catalog_id, resource[1]).status());
-    ASSIGN_OR_RETURN(auto doc, txn->Get(kFunction, store::MakeKey({catalog_id, resource[1], resource[2]})));
+    OG_RETURN_NOT_OK(LoadDatabase(txn, catalog_id, resource[1]).status());
+    OG_ASSIGN_OR_RETURN(auto doc, txn->Get(kFunction, store::MakeKey({catalog_id, resource[1], resource[2]})));
     if (!doc) return Status::EntityNotFound("Function " + resource[2] + " not found.");
     return FunctionArn(region, catalog_id, resource[1], resource[2]);
   }
@@ -42,14 +42,14 @@ Result<std::string> ResolveArn(store::Transaction* txn, const std::string& regio
   if (other != taggable.end()) {
     // Another module's resource: names are kept as given (job names are case-sensitive).
     std::vector<std::string> as_given = Split(parts[5], '/');
-    RETURN_NOT_OK(other->second(txn, as_given));
+    OG_RETURN_NOT_OK(other->second(txn, as_given));
     return "arn:aws:glue:" + region + ":" + catalog_id + ":" + parts[5];
   }
   return Status::EntityNotFound("Resource " + arn + " not found.");
 }
 
 Result<Json> LoadTags(store::Transaction* txn, const std::string& arn) {
-  ASSIGN_OR_RETURN(auto doc, txn->Get(kTags, arn));
+  OG_ASSIGN_OR_RETURN(auto doc, txn->Get(kTags, arn));
   if (!doc) return Json::object();
   return ParseDoc(*doc);
 }
@@ -57,11 +57,11 @@ Result<Json> LoadTags(store::Transaction* txn, const std::string& arn) {
 }  // namespace
 
 Status AddTags(store::Transaction* txn, const std::string& arn, const Json& tags) {
-  ASSIGN_OR_RETURN(Json current, LoadTags(txn, arn));
+  OG_ASSIGN_OR_RETURN(Json current, LoadTags(txn, arn));
   for (auto& [key, value] : tags.items()) current[key] = value;
   if (current.size() > kMaxTags)
     return Status::InvalidInput("A resource can have at most " + std::to_string(kMaxTags) + " tags");
-  return txn->Put(kTags, arn, current.dump());
+  return txn->Put(kTags, arn, DumpJson(current));
 }
 
 void Catalog::RegisterTaggableResource(const std::string& type, ResourceCheck exists) {
@@ -69,27 +69,27 @@ void Catalog::RegisterTaggableResource(const std::string& type, ResourceCheck ex
 }
 
 Result<Json> Catalog::TagResource(const Json& request) {
-  ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
-  ASSIGN_OR_RETURN(std::string arn, ResolveArn(txn.get(), options_.region, taggable_, GetString(request, "ResourceArn")));
-  RETURN_NOT_OK(AddTags(txn.get(), arn, request.at("TagsToAdd")));
-  RETURN_NOT_OK(txn->Commit());
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  OG_ASSIGN_OR_RETURN(std::string arn, ResolveArn(txn.get(), options_.region, taggable_, GetString(request, "ResourceArn")));
+  OG_RETURN_NOT_OK(AddTags(txn.get(), arn, request.at("TagsToAdd")));
+  OG_RETURN_NOT_OK(txn->Commit());
   return Json::object();
 }
 
 Result<Json> Catalog::UntagResource(const Json& request) {
-  ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
-  ASSIGN_OR_RETURN(std::string arn, ResolveArn(txn.get(), options_.region, taggable_, GetString(request, "ResourceArn")));
-  ASSIGN_OR_RETURN(Json current, LoadTags(txn.get(), arn));
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  OG_ASSIGN_OR_RETURN(std::string arn, ResolveArn(txn.get(), options_.region, taggable_, GetString(request, "ResourceArn")));
+  OG_ASSIGN_OR_RETURN(Json current, LoadTags(txn.get(), arn));
   for (const Json& key : request.at("TagsToRemove")) current.erase(key.get<std::string>());
-  RETURN_NOT_OK(txn->Put(kTags, arn, current.dump()));
-  RETURN_NOT_OK(txn->Commit());
+  OG_RETURN_NOT_OK(txn->Put(kTags, arn, DumpJson(current)));
+  OG_RETURN_NOT_OK(txn->Commit());
   return Json::object();
 }
 
 Result<Json> Catalog::GetTags(const Json& request) {
-  ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
-  ASSIGN_OR_RETURN(std::string arn, ResolveArn(txn.get(), options_.region, taggable_, GetString(request, "ResourceArn")));
-  ASSIGN_OR_RETURN(Json tags, LoadTags(txn.get(), arn));
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  OG_ASSIGN_OR_RETURN(std::string arn, ResolveArn(txn.get(), options_.region, taggable_, GetString(request, "ResourceArn")));
+  OG_ASSIGN_OR_RETURN(Json tags, LoadTags(txn.get(), arn));
   return Json{{"Tags", std::move(tags)}};
 }
 

@@ -1,5 +1,8 @@
 #include "common/status.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 namespace openglue {
 
 const char* StatusCodeName(StatusCode code) {
@@ -23,6 +26,46 @@ const char* StatusCodeName(StatusCode code) {
     case StatusCode::kInternal: return "Internal";
   }
   return "Unknown";
+}
+
+namespace {
+
+struct WireName {
+  const char* type;
+  int http_status;
+};
+
+WireName ToWire(StatusCode code) {
+  switch (code) {
+    case StatusCode::kOk: return {"", 200};
+    case StatusCode::kEntityNotFound: return {"EntityNotFoundException", 400};
+    case StatusCode::kAlreadyExists: return {"AlreadyExistsException", 400};
+    case StatusCode::kInvalidInput: return {"InvalidInputException", 400};
+    case StatusCode::kValidation: return {"ValidationException", 400};
+    case StatusCode::kSerialization: return {"SerializationException", 400};
+    case StatusCode::kUnknownOperation: return {"UnknownOperationException", 400};
+    case StatusCode::kConcurrentModification: return {"ConcurrentModificationException", 400};
+    case StatusCode::kConcurrentRunsExceeded: return {"ConcurrentRunsExceededException", 400};
+    case StatusCode::kResourceNumberLimitExceeded: return {"ResourceNumberLimitExceededException", 400};
+    case StatusCode::kOperationTimeout: return {"OperationTimeoutException", 400};
+    case StatusCode::kAccessDenied: return {"AccessDeniedException", 400};
+    case StatusCode::kMissingAuthenticationToken: return {"MissingAuthenticationTokenException", 403};
+    case StatusCode::kIncompleteSignature: return {"IncompleteSignatureException", 400};
+    case StatusCode::kInvalidSignature: return {"InvalidSignatureException", 403};
+    case StatusCode::kUnrecognizedClient: return {"UnrecognizedClientException", 403};
+    case StatusCode::kInternal: return {"InternalServiceException", 500};
+  }
+  return {"InternalServiceException", 500};
+}
+
+}  // namespace
+
+const char* GlueErrorName(StatusCode code) { return ToWire(code).type; }
+int HttpStatusFor(StatusCode code) { return ToWire(code).http_status; }
+
+void DieOnError(const Status& status) {
+  std::fprintf(stderr, "openglue: Result::value() on an error: %s\n", status.ToString().c_str());
+  std::abort();
 }
 
 std::string Status::ToString() const {

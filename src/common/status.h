@@ -5,6 +5,8 @@
 // travel from the store up to the HTTP response without translation in between.
 #pragma once
 
+#include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <utility>
@@ -62,6 +64,8 @@ class [[nodiscard]] Status {
 };
 
 // Result<T> holds either a value or a non-OK Status.
+[[noreturn]] void DieOnError(const Status& status);
+
 template <typename T>
 class [[nodiscard]] Result {
  public:
@@ -72,27 +76,49 @@ class [[nodiscard]] Result {
 
   bool ok() const { return value_.has_value(); }
   const Status& status() const { return status_; }
-  T& value() & { return *value_; }
-  const T& value() const& { return *value_; }
-  T&& value() && { return std::move(*value_); }
-  T* operator->() { return &*value_; }
-  const T* operator->() const { return &*value_; }
-  T& operator*() & { return *value_; }
-  const T& operator*() const& { return *value_; }
+  // The value. Calling these on an error is a bug in the caller, never something a client can
+  // cause: it aborts with the status (as Arrow's ValueOrDie does) instead of being undefined.
+  T& value() & { return CheckedValue(); }
+  const T& value() const& { return CheckedValue(); }
+  T&& value() && { return std::move(CheckedValue()); }
+  T* operator->() { return &CheckedValue(); }
+  const T* operator->() const { return &CheckedValue(); }
+  T& operator*() & { return CheckedValue(); }
+  const T& operator*() const& { return CheckedValue(); }
 
  private:
+  T& CheckedValue() {
+    if (!value_.has_value()) DieOnError(status_);
+    return *value_;
+  }
+  const T& CheckedValue() const {
+    if (!value_.has_value()) DieOnError(status_);
+    return *value_;
+  }
+
   Status status_;
   std::optional<T> value_;
 };
 
+// The code's short name, e.g. "EntityNotFound".
 const char* StatusCodeName(StatusCode code);
+
+// The one table from a status code to the wire: Glue's error name (`__type`, e.g.
+// "EntityNotFoundException") and the HTTP status AWS answers with. Every module that reports
+// an error by name (the HTTP front end, batch operations' per-item ErrorDetail, job-run stops)
+// reads it here.
+const char* GlueErrorName(StatusCode code);
+int HttpStatusFor(StatusCode code);
+
+// Prints `status` and aborts. For Result::value() on an error, a programming error.
+[[noreturn]] void DieOnError(const Status& status);
 
 }  // namespace openglue
 
 #define OG_CONCAT_INNER(a, b) a##b
 #define OG_CONCAT(a, b) OG_CONCAT_INNER(a, b)
 
-#define RETURN_NOT_OK(expr)                        \
+#define OG_RETURN_NOT_OK(expr)                        \
   do {                                             \
     ::openglue::Status _og_status = (expr);        \
     if (!_og_status.ok()) return _og_status;       \
@@ -103,5 +129,5 @@ const char* StatusCodeName(StatusCode code);
   if (!tmp.ok()) return tmp.status();             \
   lhs = std::move(tmp).value()
 
-#define ASSIGN_OR_RETURN(lhs, rexpr) \
+#define OG_ASSIGN_OR_RETURN(lhs, rexpr) \
   OG_ASSIGN_OR_RETURN_IMPL(OG_CONCAT(_og_result_, __LINE__), lhs, rexpr)

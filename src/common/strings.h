@@ -18,4 +18,12 @@ std::string Base64Encode(std::string_view bytes);
 // Returns false if `text` is not valid base64.
 bool Base64Decode(std::string_view text, std::string* out);
 
+// True if `text` is well-formed UTF-8 (no overlong forms, surrogates or values past U+10FFFF).
+bool IsValidUtf8(std::string_view text);
+// `text` with every ill-formed UTF-8 sequence replaced by U+FFFD: safe to put in JSON. Bytes
+// from a process, a file or a client go through this before they reach a document.
+std::string SanitizeUtf8(std::string_view text);
+// `text` sanitized and cut to at most `max_bytes` bytes on a character boundary.
+std::string TruncateUtf8(std::string_view text, size_t max_bytes);
+
 }  // namespace openglue

@@ -93,7 +93,7 @@ std::string TemporaryPathFor(const std::filesystem::path& target) {
 Status WriteParquetImpl(const std::shared_ptr<arrow::Table>& table, const std::string& path) {
   const std::string what = "cannot write Parquet file";
   if (table == nullptr) return Failure(StatusCode::kInvalidInput, what, path, "table is null");
-  ASSIGN_OR_RETURN(std::string target, AbsolutePath(path, what));
+  OG_ASSIGN_OR_RETURN(std::string target, AbsolutePath(path, what));
   const std::filesystem::path target_path(target);
   if (!target_path.has_filename()) {
     return Failure(StatusCode::kInvalidInput, what, path, "path names a directory");
@@ -147,7 +147,7 @@ Status WriteParquetImpl(const std::shared_ptr<arrow::Table>& table, const std::s
 
 Result<std::shared_ptr<arrow::Table>> ReadParquetImpl(const std::string& path) {
   const std::string what = "cannot read Parquet file";
-  ASSIGN_OR_RETURN(std::string source, AbsolutePath(path, what));
+  OG_ASSIGN_OR_RETURN(std::string source, AbsolutePath(path, what));
 
   arrow::fs::LocalFileSystem fs;
   arrow::Result<arrow::fs::FileInfo> info = fs.GetFileInfo(source);

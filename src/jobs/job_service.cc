@@ -153,7 +153,7 @@ struct JobService::ActiveRun {
 
 Status JobExists(store::Transaction* txn, const std::vector<std::string>& resource) {
   if (resource.size() == 2) {
-    ASSIGN_OR_RETURN(auto doc, txn->Get(kJob, resource[1]));
+    OG_ASSIGN_OR_RETURN(auto doc, txn->Get(kJob, resource[1]));
     if (doc) return Status::OK();
   }
   return Status::EntityNotFound("Job " + (resource.size() > 1 ? resource[1] : std::string()) +
@@ -211,42 +211,42 @@ std::string JobService::RunDir(const std::string& run_id) const {
 Result<Json> JobService::CreateJob(const Json& request) {
   std::string name = GetString(request, "Name");
   double now = clock_->NowSeconds();
-  ASSIGN_OR_RETURN(Json job, JobFromInput(request, name, now, now));
-  ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
-  Status st = txn->Insert(kJob, name, job.dump());
+  OG_ASSIGN_OR_RETURN(Json job, JobFromInput(request, name, now, now));
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  Status st = txn->Insert(kJob, name, DumpJson(job));
   if (st.code() == StatusCode::kAlreadyExists)
     return Status::AlreadyExists("Job with name " + name + " already exists.");
-  RETURN_NOT_OK(st);
+  OG_RETURN_NOT_OK(st);
   if (request.contains("Tags") && !request["Tags"].empty())
-    RETURN_NOT_OK(catalog::AddTags(txn.get(), JobArn(name), request["Tags"]));
-  RETURN_NOT_OK(txn->Commit());
+    OG_RETURN_NOT_OK(catalog::AddTags(txn.get(), JobArn(name), request["Tags"]));
+  OG_RETURN_NOT_OK(txn->Commit());
   return Json{{"Name", name}};
 }
 
 Result<Json> JobService::UpdateJob(const Json& request) {
   std::string name = GetString(request, "JobName");
-  ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
-  ASSIGN_OR_RETURN(auto doc, txn->Get(kJob, name));
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  OG_ASSIGN_OR_RETURN(auto doc, txn->Get(kJob, name));
   if (!doc) return Status::EntityNotFound("Job " + name + " not found.");
   Json old = Json::parse(*doc);
-  ASSIGN_OR_RETURN(Json job, JobFromInput(request.at("JobUpdate"), name,
+  OG_ASSIGN_OR_RETURN(Json job, JobFromInput(request.at("JobUpdate"), name,
                                           old.value("CreatedOn", 0.0), clock_->NowSeconds()));
-  RETURN_NOT_OK(txn->Put(kJob, name, job.dump()));
-  RETURN_NOT_OK(txn->Commit());
+  OG_RETURN_NOT_OK(txn->Put(kJob, name, DumpJson(job)));
+  OG_RETURN_NOT_OK(txn->Commit());
   return Json{{"JobName", name}};
 }
 
 Result<Json> JobService::GetJob(const Json& request) {
   std::string name = GetString(request, "JobName");
-  ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
-  ASSIGN_OR_RETURN(auto doc, txn->Get(kJob, name));
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  OG_ASSIGN_OR_RETURN(auto doc, txn->Get(kJob, name));
   if (!doc) return Status::EntityNotFound("Job " + name + " not found.");
   return Json{{"Job", Json::parse(*doc)}};
 }
 
 Result<Json> JobService::GetJobs(const Json& request) {
-  ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
-  ASSIGN_OR_RETURN(catalog::Page page,
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  OG_ASSIGN_OR_RETURN(catalog::Page page,
                    catalog::ScanPage(txn.get(), kJob, "", request, catalog::PageSize(request, 100),
                                      [](const store::Row&) -> Result<bool> { return true; }));
   Json jobs = Json::array();
@@ -258,16 +258,16 @@ Result<Json> JobService::GetJobs(const Json& request) {
 
 Result<Json> JobService::ListJobs(const Json& request) {
   const Json wanted_tags = request.value("Tags", Json::object());
-  ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
   auto tagged = [&](const store::Row& row) -> Result<bool> {
     if (wanted_tags.empty()) return true;
-    ASSIGN_OR_RETURN(auto tags_doc, txn->Get(catalog::kTags, JobArn(row.key)));
+    OG_ASSIGN_OR_RETURN(auto tags_doc, txn->Get(catalog::kTags, JobArn(row.key)));
     Json tags = tags_doc ? Json::parse(*tags_doc) : Json::object();
     for (auto& [k, v] : wanted_tags.items())
       if (!tags.contains(k) || tags[k] != v) return false;
     return true;
   };
-  ASSIGN_OR_RETURN(catalog::Page page, catalog::ScanPage(txn.get(), kJob, "", request,
+  OG_ASSIGN_OR_RETURN(catalog::Page page, catalog::ScanPage(txn.get(), kJob, "", request,
                                                          catalog::PageSize(request, 100), tagged));
   Json names = Json::array();
   for (const auto& row : page.rows) names.push_back(row.key);
@@ -277,10 +277,10 @@ Result<Json> JobService::ListJobs(const Json& request) {
 }
 
 Result<Json> JobService::BatchGetJobs(const Json& request) {
-  ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
   Json jobs = Json::array(), missing = Json::array();
   for (const Json& name : request.at("JobNames")) {
-    ASSIGN_OR_RETURN(auto doc, txn->Get(kJob, name.get<std::string>()));
+    OG_ASSIGN_OR_RETURN(auto doc, txn->Get(kJob, name.get<std::string>()));
     if (doc) jobs.push_back(Json::parse(*doc));
     else missing.push_back(name);
   }
@@ -299,12 +299,12 @@ Result<Json> JobService::DeleteJob(const Json& request) {
   if (!active_ids.empty()) {
     Json ids = Json::array();
     for (auto& id : active_ids) ids.push_back(id);
-    RETURN_NOT_OK(BatchStopJobRun(Json{{"JobName", name}, {"JobRunIds", ids}}).status());
+    OG_RETURN_NOT_OK(BatchStopJobRun(Json{{"JobName", name}, {"JobRunIds", ids}}).status());
   }
-  ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
-  RETURN_NOT_OK(txn->Delete(kJob, name).status());
-  RETURN_NOT_OK(txn->Delete(catalog::kTags, JobArn(name)).status());
-  RETURN_NOT_OK(txn->Commit());
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  OG_RETURN_NOT_OK(txn->Delete(kJob, name).status());
+  OG_RETURN_NOT_OK(txn->Delete(catalog::kTags, JobArn(name)).status());
+  OG_RETURN_NOT_OK(txn->Commit());
   return Json{{"JobName", name}};
 }
 
@@ -312,16 +312,16 @@ Result<Json> JobService::DeleteJob(const Json& request) {
 // Runs
 
 Status JobService::SaveRun(const std::string& key, const Json& doc) {
-  ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
-  RETURN_NOT_OK(txn->Put(kJobRun, key, doc.dump()));
-  if (IsActiveState(GetString(doc, "JobRunState"))) RETURN_NOT_OK(txn->Put(kActiveJobRun, key, ""));
-  else RETURN_NOT_OK(txn->Delete(kActiveJobRun, key).status());
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  OG_RETURN_NOT_OK(txn->Put(kJobRun, key, DumpJson(doc)));
+  if (IsActiveState(GetString(doc, "JobRunState"))) OG_RETURN_NOT_OK(txn->Put(kActiveJobRun, key, ""));
+  else OG_RETURN_NOT_OK(txn->Delete(kActiveJobRun, key).status());
   return txn->Commit();
 }
 
 Result<Json> JobService::LoadRun(const std::string& key) {
-  ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
-  ASSIGN_OR_RETURN(auto doc, txn->Get(kJobRun, key));
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  OG_ASSIGN_OR_RETURN(auto doc, txn->Get(kJobRun, key));
   if (!doc) return Status::EntityNotFound("Job run not found.");
   return Json::parse(*doc);
 }
@@ -387,12 +387,12 @@ Result<std::string> JobService::CreateRun(const Json& job, const Json& arguments
   run["_og"] = {{"command", job["Command"]}, {"max_retries", job.value("MaxRetries", int64_t{0})},
                 {"sequence", sequence}, {"max_concurrent_runs", max_runs}};
   {
-    ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
-    RETURN_NOT_OK(txn->Put(kJobRun, key, run.dump()));
-    RETURN_NOT_OK(txn->Put(kJobRunId, run_id, key));
-    RETURN_NOT_OK(txn->Put(kActiveJobRun, key, ""));
-    RETURN_NOT_OK(txn->Put(kJobRunSequence, "last", std::to_string(sequence)));
-    RETURN_NOT_OK(txn->Commit());
+    OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+    OG_RETURN_NOT_OK(txn->Put(kJobRun, key, DumpJson(run)));
+    OG_RETURN_NOT_OK(txn->Put(kJobRunId, run_id, key));
+    OG_RETURN_NOT_OK(txn->Put(kActiveJobRun, key, ""));
+    OG_RETURN_NOT_OK(txn->Put(kJobRunSequence, "last", std::to_string(sequence)));
+    OG_RETURN_NOT_OK(txn->Commit());
   }
   auto active_run = std::make_unique<ActiveRun>();
   active_run->key = key;
@@ -410,8 +410,8 @@ Result<std::string> JobService::CreateRun(const Json& job, const Json& arguments
 
 Result<Json> JobService::StartJobRun(const Json& request) {
   std::string name = GetString(request, "JobName");
-  ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
-  ASSIGN_OR_RETURN(auto doc, txn->Get(kJob, name));
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  OG_ASSIGN_OR_RETURN(auto doc, txn->Get(kJob, name));
   txn.reset();
   if (!doc) return Status::EntityNotFound("Job " + name + " not found.");
   Json job = Json::parse(*doc);
@@ -422,7 +422,7 @@ Result<Json> JobService::StartJobRun(const Json& request) {
   std::string run_id;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    ASSIGN_OR_RETURN(run_id, CreateRun(job, arguments, request, 0, previous));
+    OG_ASSIGN_OR_RETURN(run_id, CreateRun(job, arguments, request, 0, previous));
   }
   Kick();
   return Json{{"JobRunId", run_id}};
@@ -431,10 +431,10 @@ Result<Json> JobService::StartJobRun(const Json& request) {
 Result<Json> JobService::GetJobRun(const Json& request) {
   std::string name = GetString(request, "JobName");
   std::string run_id = GetString(request, "RunId");
-  ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
-  ASSIGN_OR_RETURN(auto key, txn->Get(kJobRunId, run_id));
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  OG_ASSIGN_OR_RETURN(auto key, txn->Get(kJobRunId, run_id));
   if (!key) return Status::EntityNotFound("Job run " + run_id + " not found.");
-  ASSIGN_OR_RETURN(auto doc, txn->Get(kJobRun, *key));
+  OG_ASSIGN_OR_RETURN(auto doc, txn->Get(kJobRun, *key));
   if (!doc) return Status::EntityNotFound("Job run " + run_id + " not found.");
   Json run = Json::parse(*doc);
   if (run["JobName"] != name)
@@ -444,10 +444,10 @@ Result<Json> JobService::GetJobRun(const Json& request) {
 
 Result<Json> JobService::GetJobRuns(const Json& request) {
   std::string name = GetString(request, "JobName");
-  ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
-  ASSIGN_OR_RETURN(auto job, txn->Get(kJob, name));
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  OG_ASSIGN_OR_RETURN(auto job, txn->Get(kJob, name));
   // Runs are keyed newest first under their job's name.
-  ASSIGN_OR_RETURN(catalog::Page page,
+  OG_ASSIGN_OR_RETURN(catalog::Page page,
                    catalog::ScanPage(txn.get(), kJobRun, store::PrefixOf({name}), request,
                                      catalog::PageSize(request, 100),
                                      [](const store::Row&) -> Result<bool> { return true; }));
@@ -470,10 +470,9 @@ Result<Json> JobService::BatchStopJobRun(const Json& request) {
     ActiveRun* run = nullptr;
     for (auto& [seq, r] : active_)
       if (r->run_id == run_id && r->job == name) run = r.get();
-    auto fail = [&](StatusCode code, const char* type, const std::string& message) {
-      (void)code;
+    auto fail = [&](StatusCode code, const std::string& message) {
       errors.push_back({{"JobName", name}, {"JobRunId", run_id},
-                        {"ErrorDetail", {{"ErrorCode", type}, {"ErrorMessage", message}}}});
+                        {"ErrorDetail", {{"ErrorCode", GlueErrorName(code)}, {"ErrorMessage", message}}}});
     };
     if (run == nullptr) {
       // Finished or unknown.
@@ -483,22 +482,22 @@ Result<Json> JobService::BatchStopJobRun(const Json& request) {
         auto key = (*txn)->Get(kJobRunId, run_id);
         known = key.ok() && key->has_value();
       }
-      if (known) fail(StatusCode::kInvalidInput, "InvalidInputException",
+      if (known) fail(StatusCode::kInvalidInput,
                       "Job run " + run_id + " has already finished and cannot be stopped.");
-      else fail(StatusCode::kEntityNotFound, "EntityNotFoundException", "Job run " + run_id + " not found.");
+      else fail(StatusCode::kEntityNotFound, "Job run " + run_id + " not found.");
       continue;
     }
-    ASSIGN_OR_RETURN(Json doc, LoadRun(run->key));
+    OG_ASSIGN_OR_RETURN(Json doc, LoadRun(run->key));
     if (run->state == "WAITING" || run->state == "STARTING") {
       // Never launched: stopped at once.
-      RETURN_NOT_OK(Finish(run, &doc, "STOPPED", ""));
+      OG_RETURN_NOT_OK(Finish(run, &doc, "STOPPED", ""));
       active_.erase(run->sequence);
     } else if (run->state == "RUNNING") {
       run->state = "STOPPING";
       run->stop_requested_ms = clock_->NowMillis();
       doc["JobRunState"] = "STOPPING";
       doc["LastModifiedOn"] = clock_->NowSeconds();
-      RETURN_NOT_OK(SaveRun(run->key, doc));
+      OG_RETURN_NOT_OK(SaveRun(run->key, doc));
       if (run->pid > 0) (void)launcher_->SignalGroup(run->pid, SIGTERM);
     }
     ok.push_back({{"JobName", name}, {"JobRunId", run_id}});
@@ -534,7 +533,7 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
     if (flag == "--TempDir") has_temp_dir = true;
     if (flag == "--extra-py-files") extra_py_files = value.is_string() ? value.get<std::string>() : "";
     argv.push_back(flag);
-    argv.push_back(value.is_string() ? value.get<std::string>() : value.dump());
+    argv.push_back(value.is_string() ? value.get<std::string>() : DumpJson(value));
   }
   if (!has_temp_dir) argv.insert(argv.end(), {"--TempDir", dir + "/tmp"});
 
@@ -631,14 +630,14 @@ Status JobService::Finish(ActiveRun* run, Json* doc, const std::string& state,
   run->state = state;
   OG_LOG(kInfo, "job " << run->job << " run " << run->run_id << " " << state
                        << (error.empty() ? "" : ": " + error));
-  RETURN_NOT_OK(SaveRun(run->key, *doc));
+  OG_RETURN_NOT_OK(SaveRun(run->key, *doc));
   // A failed run is retried as a new run while attempts remain; a timeout is not.
   if (state == "FAILED") {
     int attempt = doc->value("Attempt", 0);
     int64_t max_retries = (*doc)["_og"].value("max_retries", int64_t{0});
     if (attempt < max_retries) {
-      ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
-      ASSIGN_OR_RETURN(auto job_doc, txn->Get(kJob, run->job));
+      OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+      OG_ASSIGN_OR_RETURN(auto job_doc, txn->Get(kJob, run->job));
       txn.reset();
       if (job_doc) {
         Json job = Json::parse(*job_doc);
@@ -659,21 +658,21 @@ Status JobService::TickRun(ActiveRun* run) {
     // Held back by the job's own limit, or by the server's?
     if (ActiveCount(run->job) >= run->max_concurrent_runs) return Status::OK();
     if (LaunchedCount() >= options_.max_concurrent_runs) return Status::OK();
-    ASSIGN_OR_RETURN(Json doc, LoadRun(run->key));
+    OG_ASSIGN_OR_RETURN(Json doc, LoadRun(run->key));
     run->state = "STARTING";
     doc["JobRunState"] = "STARTING";
     doc["LastModifiedOn"] = clock_->NowSeconds();
-    RETURN_NOT_OK(SaveRun(run->key, doc));
+    OG_RETURN_NOT_OK(SaveRun(run->key, doc));
     return Launch(run, &doc);
   }
   if (run->state == "STARTING") {
     if (LaunchedCount() >= options_.max_concurrent_runs) {
-      ASSIGN_OR_RETURN(Json doc, LoadRun(run->key));
+      OG_ASSIGN_OR_RETURN(Json doc, LoadRun(run->key));
       run->state = "WAITING";
       doc["JobRunState"] = "WAITING";
       return SaveRun(run->key, doc);
     }
-    ASSIGN_OR_RETURN(Json doc, LoadRun(run->key));
+    OG_ASSIGN_OR_RETURN(Json doc, LoadRun(run->key));
     return Launch(run, &doc);
   }
   // RUNNING or STOPPING: watch the process.
@@ -696,7 +695,7 @@ Status JobService::TickRun(ActiveRun* run) {
   }
   // The run's main process has ended: leave no child of it behind, whatever the outcome.
   (void)launcher_->SignalGroup(run->pid, SIGKILL);
-  ASSIGN_OR_RETURN(Json doc, LoadRun(run->key));
+  OG_ASSIGN_OR_RETURN(Json doc, LoadRun(run->key));
   if (run->killed_for_timeout) {
     return Finish(run, &doc, "TIMEOUT",
                   "Job run timed out after " + std::to_string(run->timeout_minutes) +
@@ -734,13 +733,13 @@ Status JobService::Recover() {
   // Only the runs left active are read, however long the history. The sequence counter is
   // restored first: finishing a run below may retry it as a new run, whose sequence must not be
   // one that a run further down still holds.
-  ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
-  ASSIGN_OR_RETURN(auto last, txn->Get(kJobRunSequence, "last"));
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  OG_ASSIGN_OR_RETURN(auto last, txn->Get(kJobRunSequence, "last"));
   if (last) next_sequence_ = std::max<uint64_t>(next_sequence_, std::stoull(*last));
-  ASSIGN_OR_RETURN(auto active, txn->Scan(kActiveJobRun, store::ScanOptions{"", "", -1, true}));
+  OG_ASSIGN_OR_RETURN(auto active, txn->Scan(kActiveJobRun, store::ScanOptions{"", "", -1, true}));
   std::vector<store::Row> rows;
   for (const auto& entry : active) {
-    ASSIGN_OR_RETURN(auto doc, txn->Get(kJobRun, entry.key));
+    OG_ASSIGN_OR_RETURN(auto doc, txn->Get(kJobRun, entry.key));
     if (doc) rows.push_back({entry.key, std::move(*doc)});
   }
   txn.reset();
@@ -775,7 +774,7 @@ Status JobService::Recover() {
         logs_->Follow(run->run_id);
         ++adopted;
       } else {
-        RETURN_NOT_OK(Finish(run.get(), &doc, state == "STOPPING" ? "STOPPED" : "FAILED",
+        OG_RETURN_NOT_OK(Finish(run.get(), &doc, state == "STOPPING" ? "STOPPED" : "FAILED",
                              state == "STOPPING" ? "" :
                              "The server restarted and the job run's process was no longer "
                              "running; it ended without an exit status."));

@@ -617,7 +617,7 @@ Status GetBool(const Json& request, const char* key, std::optional<bool>* out) {
 
 Status GetLimit(const Json& request, int64_t max, int64_t* out) {
   std::optional<int64_t> limit;
-  RETURN_NOT_OK(GetInt(request, "limit", &limit));
+  OG_RETURN_NOT_OK(GetInt(request, "limit", &limit));
   if (!limit) {
     *out = max;
     return Status::OK();
@@ -632,7 +632,7 @@ Status GetLimit(const Json& request, int64_t max, int64_t* out) {
 }
 
 Status GetTime(const Json& request, const char* key, std::optional<int64_t>* out) {
-  RETURN_NOT_OK(GetInt(request, key, out));
+  OG_RETURN_NOT_OK(GetInt(request, key, out));
   if (*out && **out < 0) return Status::InvalidInput(std::string(key) + " must not be negative");
   return Status::OK();
 }
@@ -644,8 +644,8 @@ Status NoSuchStream() { return Status::EntityNotFound("The specified log stream 
 // Which stream kind the request's group is: logGroupName or logGroupIdentifier (name or ARN).
 Result<int> RequestGroup(const Json& request) {
   std::optional<std::string> name, identifier;
-  RETURN_NOT_OK(GetString(request, "logGroupName", &name));
-  RETURN_NOT_OK(GetString(request, "logGroupIdentifier", &identifier));
+  OG_RETURN_NOT_OK(GetString(request, "logGroupName", &name));
+  OG_RETURN_NOT_OK(GetString(request, "logGroupIdentifier", &identifier));
   if (name && identifier) {
     return Status::InvalidInput("LogGroup name and LogGroup identifier are mutually exclusive");
   }
@@ -697,7 +697,7 @@ std::string SerializeTail(const RunTail& tail) {
                                      {"events_length", s.events_length},
                                      {"last_timestamp", s.last_timestamp}};
   }
-  return state.dump();
+  return DumpJson(state);
 }
 
 void ParseTail(const std::string& text, RunTail* tail) {
@@ -1106,17 +1106,17 @@ class FileLogStore : public LogStore {
 // The Logs API
 
 Result<Json> FileLogStore::DescribeLogGroups(const Json& request) {
-  RETURN_NOT_OK(CheckRequest(request));
+  OG_RETURN_NOT_OK(CheckRequest(request));
   std::optional<std::string> prefix, pattern, token;
-  RETURN_NOT_OK(GetString(request, "logGroupNamePrefix", &prefix));
-  RETURN_NOT_OK(GetString(request, "logGroupNamePattern", &pattern));
-  RETURN_NOT_OK(GetString(request, "nextToken", &token));
+  OG_RETURN_NOT_OK(GetString(request, "logGroupNamePrefix", &prefix));
+  OG_RETURN_NOT_OK(GetString(request, "logGroupNamePattern", &pattern));
+  OG_RETURN_NOT_OK(GetString(request, "nextToken", &token));
   if (prefix && pattern) {
     return Status::InvalidInput("LogGroup name prefix and LogGroup name pattern are mutually "
                                 "exclusive parameters.");
   }
   int64_t limit = 0;
-  RETURN_NOT_OK(GetLimit(request, kMaxDescribeLimit, &limit));
+  OG_RETURN_NOT_OK(GetLimit(request, kMaxDescribeLimit, &limit));
 
   std::vector<int> kinds = {kError, kOutput};  // sorted by group name
   std::vector<int> selected;
@@ -1158,16 +1158,16 @@ Result<Json> FileLogStore::DescribeLogGroups(const Json& request) {
 }
 
 Result<Json> FileLogStore::DescribeLogStreams(const Json& request) {
-  RETURN_NOT_OK(CheckRequest(request));
-  ASSIGN_OR_RETURN(int kind, RequestGroup(request));
+  OG_RETURN_NOT_OK(CheckRequest(request));
+  OG_ASSIGN_OR_RETURN(int kind, RequestGroup(request));
   std::optional<std::string> prefix, order_by, token;
   std::optional<bool> descending_opt;
-  RETURN_NOT_OK(GetString(request, "logStreamNamePrefix", &prefix));
-  RETURN_NOT_OK(GetString(request, "orderBy", &order_by));
-  RETURN_NOT_OK(GetString(request, "nextToken", &token));
-  RETURN_NOT_OK(GetBool(request, "descending", &descending_opt));
+  OG_RETURN_NOT_OK(GetString(request, "logStreamNamePrefix", &prefix));
+  OG_RETURN_NOT_OK(GetString(request, "orderBy", &order_by));
+  OG_RETURN_NOT_OK(GetString(request, "nextToken", &token));
+  OG_RETURN_NOT_OK(GetBool(request, "descending", &descending_opt));
   int64_t limit = 0;
-  RETURN_NOT_OK(GetLimit(request, kMaxDescribeLimit, &limit));
+  OG_RETURN_NOT_OK(GetLimit(request, kMaxDescribeLimit, &limit));
   bool by_time = false;
   if (order_by) {
     if (*order_by == "LastEventTime") {
@@ -1254,18 +1254,18 @@ Result<Json> FileLogStore::DescribeLogStreams(const Json& request) {
 }
 
 Result<Json> FileLogStore::GetLogEvents(const Json& request) {
-  RETURN_NOT_OK(CheckRequest(request));
-  ASSIGN_OR_RETURN(int kind, RequestGroup(request));
+  OG_RETURN_NOT_OK(CheckRequest(request));
+  OG_ASSIGN_OR_RETURN(int kind, RequestGroup(request));
   std::optional<std::string> stream, token;
   std::optional<int64_t> start_time, end_time;
   std::optional<bool> start_from_head;
-  RETURN_NOT_OK(GetString(request, "logStreamName", &stream));
-  RETURN_NOT_OK(GetString(request, "nextToken", &token));
-  RETURN_NOT_OK(GetTime(request, "startTime", &start_time));
-  RETURN_NOT_OK(GetTime(request, "endTime", &end_time));
-  RETURN_NOT_OK(GetBool(request, "startFromHead", &start_from_head));
+  OG_RETURN_NOT_OK(GetString(request, "logStreamName", &stream));
+  OG_RETURN_NOT_OK(GetString(request, "nextToken", &token));
+  OG_RETURN_NOT_OK(GetTime(request, "startTime", &start_time));
+  OG_RETURN_NOT_OK(GetTime(request, "endTime", &end_time));
+  OG_RETURN_NOT_OK(GetBool(request, "startFromHead", &start_from_head));
   int64_t limit = 0;
-  RETURN_NOT_OK(GetLimit(request, kMaxEventsLimit, &limit));
+  OG_RETURN_NOT_OK(GetLimit(request, kMaxEventsLimit, &limit));
   if (!stream) return Status::InvalidInput("logStreamName is required");
   if (!StreamExists(*stream)) return NoSuchStream();
 
@@ -1322,17 +1322,17 @@ Result<Json> FileLogStore::GetLogEvents(const Json& request) {
 }
 
 Result<Json> FileLogStore::FilterLogEvents(const Json& request) {
-  RETURN_NOT_OK(CheckRequest(request));
-  ASSIGN_OR_RETURN(int kind, RequestGroup(request));
+  OG_RETURN_NOT_OK(CheckRequest(request));
+  OG_ASSIGN_OR_RETURN(int kind, RequestGroup(request));
   std::optional<std::string> prefix, pattern_text, token;
   std::optional<int64_t> start_time, end_time;
-  RETURN_NOT_OK(GetString(request, "logStreamNamePrefix", &prefix));
-  RETURN_NOT_OK(GetString(request, "filterPattern", &pattern_text));
-  RETURN_NOT_OK(GetString(request, "nextToken", &token));
-  RETURN_NOT_OK(GetTime(request, "startTime", &start_time));
-  RETURN_NOT_OK(GetTime(request, "endTime", &end_time));
+  OG_RETURN_NOT_OK(GetString(request, "logStreamNamePrefix", &prefix));
+  OG_RETURN_NOT_OK(GetString(request, "filterPattern", &pattern_text));
+  OG_RETURN_NOT_OK(GetString(request, "nextToken", &token));
+  OG_RETURN_NOT_OK(GetTime(request, "startTime", &start_time));
+  OG_RETURN_NOT_OK(GetTime(request, "endTime", &end_time));
   int64_t limit = 0;
-  RETURN_NOT_OK(GetLimit(request, kMaxEventsLimit, &limit));
+  OG_RETURN_NOT_OK(GetLimit(request, kMaxEventsLimit, &limit));
   std::optional<std::set<std::string>> names;
   if (const Json* list = Member(request, "logStreamNames")) {
     if (!list->is_array() || list->empty() || list->size() > 100) {
@@ -1348,7 +1348,7 @@ Result<Json> FileLogStore::FilterLogEvents(const Json& request) {
     return Status::InvalidInput(
         "logStreamNames and logStreamNamePrefix are mutually exclusive parameters.");
   }
-  ASSIGN_OR_RETURN(FilterPattern pattern, FilterPattern::Parse(pattern_text.value_or("")));
+  OG_ASSIGN_OR_RETURN(FilterPattern pattern, FilterPattern::Parse(pattern_text.value_or("")));
 
   // The resume position: the (timestamp, stream, offset) just after the last event examined.
   bool resume = false;

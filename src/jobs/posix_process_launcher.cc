@@ -226,7 +226,7 @@ class PosixProcessLauncher : public ProcessLauncher {
                                     "' does not exist");
       }
     }
-    ASSIGN_OR_RETURN(std::string program,
+    OG_ASSIGN_OR_RETURN(std::string program,
                      ResolveProgram(spec.argv[0], spec.working_dir, EffectivePath(spec.env)));
     if (access(kShell, X_OK) != 0) return Status::Internal("/bin/sh is not executable");
 
@@ -234,7 +234,7 @@ class PosixProcessLauncher : public ProcessLauncher {
     unlink(spec.exit_code_path.c_str());
     unlink((spec.exit_code_path + ".tmp").c_str());
 
-    ASSIGN_OR_RETURN(int out_fd, OpenOutput(spec.stdout_path, "stdout"));
+    OG_ASSIGN_OR_RETURN(int out_fd, OpenOutput(spec.stdout_path, "stdout"));
     Result<int> err_fd = OpenOutput(spec.stderr_path, "stderr");
     if (!err_fd.ok()) {
       close(out_fd);

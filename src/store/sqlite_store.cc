@@ -159,7 +159,7 @@ class SqliteTransaction : public Transaction {
 
   Result<std::optional<std::string>> Get(std::string_view kind, std::string_view key) override {
     if (finished_) return Status::Internal("read after the transaction finished");
-    ASSIGN_OR_RETURN(Stmt stmt, Stmt::Prepare(db_, "SELECT doc FROM objects WHERE kind=? AND key=?"));
+    OG_ASSIGN_OR_RETURN(Stmt stmt, Stmt::Prepare(db_, "SELECT doc FROM objects WHERE kind=? AND key=?"));
     stmt.BindText(1, kind);
     stmt.Bind(2, key);
     int rc = stmt.Step();
@@ -169,8 +169,8 @@ class SqliteTransaction : public Transaction {
   }
 
   Status Put(std::string_view kind, std::string_view key, std::string_view doc) override {
-    RETURN_NOT_OK(CheckWriter());
-    ASSIGN_OR_RETURN(Stmt stmt,
+    OG_RETURN_NOT_OK(CheckWriter());
+    OG_ASSIGN_OR_RETURN(Stmt stmt,
                      Stmt::Prepare(db_, "INSERT OR REPLACE INTO objects(kind,key,doc) VALUES(?,?,?)"));
     stmt.BindText(1, kind);
     stmt.Bind(2, key);
@@ -180,8 +180,8 @@ class SqliteTransaction : public Transaction {
   }
 
   Status Insert(std::string_view kind, std::string_view key, std::string_view doc) override {
-    RETURN_NOT_OK(CheckWriter());
-    ASSIGN_OR_RETURN(Stmt stmt,
+    OG_RETURN_NOT_OK(CheckWriter());
+    OG_ASSIGN_OR_RETURN(Stmt stmt,
                      Stmt::Prepare(db_, "INSERT OR IGNORE INTO objects(kind,key,doc) VALUES(?,?,?)"));
     stmt.BindText(1, kind);
     stmt.Bind(2, key);
@@ -192,8 +192,8 @@ class SqliteTransaction : public Transaction {
   }
 
   Result<bool> Delete(std::string_view kind, std::string_view key) override {
-    RETURN_NOT_OK(CheckWriter());
-    ASSIGN_OR_RETURN(Stmt stmt, Stmt::Prepare(db_, "DELETE FROM objects WHERE kind=? AND key=?"));
+    OG_RETURN_NOT_OK(CheckWriter());
+    OG_ASSIGN_OR_RETURN(Stmt stmt, Stmt::Prepare(db_, "DELETE FROM objects WHERE kind=? AND key=?"));
     stmt.BindText(1, kind);
     stmt.Bind(2, key);
     if (stmt.Step() != SQLITE_DONE) return SqlError(db_, "delete");
@@ -201,11 +201,11 @@ class SqliteTransaction : public Transaction {
   }
 
   Result<int64_t> DeletePrefix(std::string_view kind, std::string_view prefix) override {
-    RETURN_NOT_OK(CheckWriter());
+    OG_RETURN_NOT_OK(CheckWriter());
     std::string end = PrefixEnd(std::string(prefix));
     std::string sql = "DELETE FROM objects WHERE kind=? AND key>=?";
     if (!end.empty()) sql += " AND key<?";
-    ASSIGN_OR_RETURN(Stmt stmt, Stmt::Prepare(db_, sql));
+    OG_ASSIGN_OR_RETURN(Stmt stmt, Stmt::Prepare(db_, sql));
     stmt.BindText(1, kind);
     stmt.Bind(2, prefix);
     if (!end.empty()) stmt.Bind(3, end);
@@ -227,7 +227,7 @@ class SqliteTransaction : public Transaction {
     sql += strict ? " AND key>?2" : " AND key>=?2";
     if (!end.empty()) sql += " AND key<?3";
     sql += " ORDER BY key LIMIT ?4";
-    ASSIGN_OR_RETURN(Stmt stmt, Stmt::Prepare(db_, sql));
+    OG_ASSIGN_OR_RETURN(Stmt stmt, Stmt::Prepare(db_, sql));
     stmt.BindText(1, kind);
     stmt.Bind(2, lower);
     if (!end.empty()) stmt.Bind(3, end);
@@ -250,7 +250,7 @@ class SqliteTransaction : public Transaction {
     std::string end = PrefixEnd(std::string(prefix));
     std::string sql = "SELECT count(*) FROM objects WHERE kind=? AND key>=?";
     if (!end.empty()) sql += " AND key<?";
-    ASSIGN_OR_RETURN(Stmt stmt, Stmt::Prepare(db_, sql));
+    OG_ASSIGN_OR_RETURN(Stmt stmt, Stmt::Prepare(db_, sql));
     stmt.BindText(1, kind);
     stmt.Bind(2, prefix);
     if (!end.empty()) stmt.Bind(3, end);
@@ -292,7 +292,7 @@ class SqliteTransaction : public Transaction {
 
 Result<std::unique_ptr<SqliteStore>> SqliteStore::Make(const std::string& path) {
   std::unique_ptr<SqliteStore> store(new SqliteStore(path));
-  ASSIGN_OR_RETURN(store->writer_, Open(path, /*writer=*/true));
+  OG_ASSIGN_OR_RETURN(store->writer_, Open(path, /*writer=*/true));
   return store;
 }
 
@@ -325,7 +325,7 @@ void SqliteStore::ReleaseReader(sqlite3* db) {
 Result<std::unique_ptr<Transaction>> SqliteStore::BeginWrite() {
   write_mutex_.lock();
   auto txn = std::make_unique<SqliteTransaction>(this, writer_, /*writer=*/true);
-  RETURN_NOT_OK(txn->Begin());  // on failure the destructor unlocks
+  OG_RETURN_NOT_OK(txn->Begin());  // on failure the destructor unlocks
   return std::unique_ptr<Transaction>(std::move(txn));
 }
 
@@ -333,7 +333,7 @@ Result<std::unique_ptr<Transaction>> SqliteStore::BeginRead() {
   sqlite3* db = AcquireReader();
   if (!db) return Status::Internal("cannot open a reader connection to " + path_);
   auto txn = std::make_unique<SqliteTransaction>(this, db, /*writer=*/false);
-  RETURN_NOT_OK(txn->Begin());
+  OG_RETURN_NOT_OK(txn->Begin());
   return std::unique_ptr<Transaction>(std::move(txn));
 }
 
