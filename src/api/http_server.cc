@@ -121,6 +121,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Make(const ServerConfig& config,
     std::string target = req.get_header_value("X-Amz-Target");
     WireResponse out;
     bool authorized = true;
+    std::string principal;
     if (self->config_.require_auth) {
       HttpRequestView view;
       view.method = req.method;
@@ -136,9 +137,11 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Make(const ServerConfig& config,
       if (!who.ok()) {
         out = Router::ErrorResponse(who.status());
         authorized = false;
+      } else {
+        principal = *who;
       }
     }
-    if (authorized) out = self->router_->Handle(target, req.body);
+    if (authorized) out = self->router_->Handle(target, req.body, principal);
     OG_LOG(kDebug, "POST " << target << " -> " << out.http_status);
     res.status = out.http_status;
     res.set_content(out.body, "application/x-amz-json-1.1");

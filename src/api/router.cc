@@ -53,10 +53,11 @@ WireResponse Router::ErrorResponse(const Status& status) {
   return {HttpStatusFor(status.code()), DumpJson(body)};
 }
 
-WireResponse Router::Handle(const std::string& target, const std::string& body) const {
+WireResponse Router::Handle(const std::string& target, const std::string& body,
+                            const std::string& principal) const {
   static const std::string kGluePrefix = "AWSGlue.";
   static const std::string kLogsPrefix = "Logs_20140328.";
-  if (StartsWith(target, kLogsPrefix)) return HandleLogs(target.substr(kLogsPrefix.size()), body);
+  if (StartsWith(target, kLogsPrefix)) return HandleLogs(target.substr(kLogsPrefix.size()), body, principal);
   if (!StartsWith(target, kGluePrefix))
     return ErrorResponse(Status(StatusCode::kUnknownOperation,
                                 target.empty() ? "Missing X-Amz-Target header"
@@ -69,6 +70,10 @@ WireResponse Router::Handle(const std::string& target, const std::string& body) 
                                   "Operation " + operation + " is not implemented by OpenGlue yet "
                                   "(see docs/compatibility.md)"));
     return ErrorResponse(Status(StatusCode::kUnknownOperation, "Unknown operation " + operation));
+  }
+  if (authorizer_) {
+    Status allowed = authorizer_(principal, "glue:" + operation);
+    if (!allowed.ok()) return ErrorResponse(allowed);
   }
   Json request;
   if (Trim(body).empty()) {
@@ -94,11 +99,16 @@ WireResponse Router::Handle(const std::string& target, const std::string& body) 
   }
 }
 
-WireResponse Router::HandleLogs(const std::string& operation, const std::string& body) const {
+WireResponse Router::HandleLogs(const std::string& operation, const std::string& body,
+                                const std::string& principal) const {
   auto it = logs_.find(operation);
   if (it == logs_.end())
     return ErrorResponse(Status(StatusCode::kUnknownOperation,
                                 "Logs operation " + operation + " is not implemented by OpenGlue"));
+  if (authorizer_) {
+    Status allowed = authorizer_(principal, "logs:" + operation);
+    if (!allowed.ok()) return LogsErrorResponse(allowed);
+  }
   Json request = Trim(body).empty() ? Json::object()
                                     : Json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (request.is_discarded() || !request.is_object())

@@ -27,6 +27,10 @@ struct WireResponse {
 class Router {
  public:
   using Handler = std::function<Result<Json>(const Json& request)>;
+  // Decides whether `principal` (the access key id that signed the request; empty when the
+  // server runs without auth) may call `action` ("glue:GetTable", "logs:GetLogEvents").
+  // Returns OK or an AccessDenied status whose message names the action.
+  using Authorizer = std::function<Status(const std::string& principal, const std::string& action)>;
 
   explicit Router(const ServiceModel* model) : model_(model) {}
 
@@ -40,19 +44,27 @@ class Router {
   // CloudWatch's names: ResourceNotFoundException, InvalidParameterException.
   void RegisterLogs(jobs::LogStore* logs);
 
+  // Installs the authorizer consulted for every known operation before its body is decoded.
+  // Without one every authenticated principal may call everything.
+  void SetAuthorizer(Authorizer authorizer) { authorizer_ = std::move(authorizer); }
+
   bool Implements(const std::string& operation) const { return glue_.count(operation) > 0; }
 
-  // Handles one request. Never throws: a handler's exception becomes InternalServiceException.
-  WireResponse Handle(const std::string& target, const std::string& body) const;
+  // Handles one request signed by `principal`. Never throws: a handler's exception becomes
+  // InternalServiceException.
+  WireResponse Handle(const std::string& target, const std::string& body,
+                      const std::string& principal = "") const;
 
   static WireResponse ErrorResponse(const Status& status);
 
  private:
-  WireResponse HandleLogs(const std::string& operation, const std::string& body) const;
+  WireResponse HandleLogs(const std::string& operation, const std::string& body,
+                          const std::string& principal) const;
 
   const ServiceModel* model_;
   std::map<std::string, Handler> glue_;
   std::map<std::string, Handler> logs_;
+  Authorizer authorizer_;
 };
 
 }  // namespace openglue::api
