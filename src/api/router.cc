@@ -40,6 +40,7 @@ WireResponse LogsErrorResponse(const Status& status) {
     case StatusCode::kInvalidInput:
     case StatusCode::kValidation: type = "InvalidParameterException"; http_status = 400; break;
     case StatusCode::kSerialization: type = "SerializationException"; http_status = 400; break;
+    case StatusCode::kAccessDenied: type = "AccessDeniedException"; http_status = 400; break;
     default: break;
   }
   Json body{{"__type", type}, {"message", status.message()}};
