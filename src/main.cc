@@ -14,8 +14,9 @@
 #include "api/service_model.h"
 #include "catalog/catalog.h"
 #include "jobs/job_service.h"
-#include "jobs/log_store.h"
 #include "jobs/process_launcher.h"
+#include "jobs/run_output.h"
+#include "logs/log_store.h"
 #include "common/clock.h"
 #include "common/config.h"
 #include "common/logging.h"
@@ -26,6 +27,19 @@ extern char** environ;
 namespace {
 
 constexpr const char* kVersion = "0.1.0";
+
+// Job runs write their output into log streams: jobs owns the interface, logs the streams.
+class LogStreamsRunOutput : public openglue::jobs::RunOutput {
+ public:
+  explicit LogStreamsRunOutput(openglue::logs::LogStore* logs) : logs_(logs) {}
+  std::string StdoutPath(const std::string& run_id) override { return logs_->StdoutPath(run_id); }
+  std::string StderrPath(const std::string& run_id) override { return logs_->StderrPath(run_id); }
+  void Follow(const std::string& run_id) override { logs_->Follow(run_id); }
+  void Finish(const std::string& run_id) override { logs_->Finish(run_id); }
+
+ private:
+  openglue::logs::LogStore* const logs_;
+};
 
 const char* kUsage = R"(openglue - a self-hostable AWS Glue
 
@@ -142,7 +156,9 @@ int Serve(int argc, char** argv) {
   if (!catalog.ok()) return Fail(catalog.status().message());
   auto model = api::ServiceModel::MakeEmbedded();
   if (!model.ok()) return Fail(model.status().message());
-  api::Router router(model->get());
+  auto logs_model = api::ServiceModel::MakeEmbeddedLogs();
+  if (!logs_model.ok()) return Fail(logs_model.status().message());
+  api::Router router(model->get(), logs_model->get());
   router.RegisterCatalog(catalog->get());
   auto server = api::HttpServer::Make(config, &router, &clock);
   if (!server.ok()) return Fail(server.status().message());
@@ -152,10 +168,13 @@ int Serve(int argc, char** argv) {
 
   // Jobs: runs are processes that call back to this server with a credential of their own.
   std::string runtime_path = config.runtime_path.empty() ? OPENGLUE_PYTHON_DIR : config.runtime_path;
-  jobs::LogStoreOptions log_options;
+  logs::LogStoreOptions log_options;
   log_options.retention_days = config.log_retention_days;
-  auto logs = jobs::LogStore::Make(config.data_dir + "/logs", &clock, log_options);
+  log_options.region = config.region;
+  log_options.account_id = config.account_id;
+  auto logs = logs::LogStore::Make(config.data_dir + "/logs", &clock, log_options);
   if (!logs.ok()) return Fail(logs.status().message());
+  LogStreamsRunOutput run_output(logs->get());
   std::unique_ptr<jobs::ProcessLauncher> launcher = jobs::MakePosixProcessLauncher();
   jobs::JobServiceOptions job_options;
   job_options.data_dir = config.data_dir;
@@ -170,7 +189,7 @@ int Serve(int argc, char** argv) {
   jobs::RunCredentials run_credentials{
       [verifier](const std::string& id, const std::string& secret) { verifier->Grant(id, secret); },
       [verifier](const std::string& id) { verifier->Revoke(id); }};
-  auto job_service = jobs::JobService::Make(store->get(), &clock, launcher.get(), logs->get(),
+  auto job_service = jobs::JobService::Make(store->get(), &clock, launcher.get(), &run_output,
                                             run_credentials, job_options);
   if (!job_service.ok()) return Fail(job_service.status().message());
   router.RegisterJobs(job_service->get());

@@ -23,7 +23,7 @@ void Router::RegisterJobs(jobs::JobService* jobs) {
   }
 }
 
-void Router::RegisterLogs(jobs::LogStore* logs) {
+void Router::RegisterLogs(logs::LogStore* logs) {
   logs_["DescribeLogGroups"] = [logs](const Json& r) { return logs->DescribeLogGroups(r); };
   logs_["DescribeLogStreams"] = [logs](const Json& r) { return logs->DescribeLogStreams(r); };
   logs_["GetLogEvents"] = [logs](const Json& r) { return logs->GetLogEvents(r); };
@@ -114,10 +114,17 @@ WireResponse Router::HandleLogs(const std::string& operation, const std::string&
                                     : Json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (request.is_discarded() || !request.is_object())
     return LogsErrorResponse(Status::Serialization("The request body is not a JSON object"));
+  // The same model-driven validation as Glue's: a wrong type is a SerializationException, a
+  // value outside the model's limits (filterPattern over 1,024 characters, limit, lengths,
+  // enums) an InvalidParameterException, before the handler sees the request.
+  if (logs_model_ != nullptr && logs_model_->HasOperation(operation)) {
+    Status valid = logs_model_->Validate(operation, &request);
+    if (!valid.ok()) return LogsErrorResponse(valid);
+  }
   try {
     Result<Json> result = it->second(request);
     if (!result.ok()) return LogsErrorResponse(result.status());
-    return {200, result->dump(-1, ' ', false, Json::error_handler_t::replace)};
+    return {200, DumpJson(*result)};
   } catch (const std::exception& e) {
     OG_LOG(kError, "Logs " << operation << " raised: " << e.what());
     return LogsErrorResponse(Status::Internal(std::string("Internal error: ") + e.what()));

@@ -161,14 +161,14 @@ Status JobExists(store::Transaction* txn, const std::vector<std::string>& resour
 }
 
 JobService::JobService(store::MetadataStore* store, const Clock* clock, ProcessLauncher* launcher,
-                       LogStore* logs, RunCredentials credentials, JobServiceOptions options)
+                       RunOutput* logs, RunCredentials credentials, JobServiceOptions options)
     : store_(store), clock_(clock), launcher_(launcher), logs_(logs),
       credentials_(std::move(credentials)), options_(std::move(options)) {}
 
 JobService::~JobService() { Stop(); }
 
 Result<std::unique_ptr<JobService>> JobService::Make(store::MetadataStore* store, const Clock* clock,
-                                                     ProcessLauncher* launcher, LogStore* logs,
+                                                     ProcessLauncher* launcher, RunOutput* logs,
                                                      RunCredentials credentials,
                                                      JobServiceOptions options) {
   if (!store || !clock || !launcher || !logs) return Status::Internal("JobService needs its parts");

@@ -30,7 +30,7 @@
 #include "common/clock.h"
 #include "common/json.h"
 #include "common/status.h"
-#include "jobs/log_store.h"
+#include "jobs/run_output.h"
 #include "jobs/process_launcher.h"
 #include "store/metadata_store.h"
 
@@ -62,7 +62,7 @@ class JobService {
  public:
   // Borrowed: store, clock, launcher, logs; they must outlive the service.
   static Result<std::unique_ptr<JobService>> Make(store::MetadataStore* store, const Clock* clock,
-                                                  ProcessLauncher* launcher, LogStore* logs,
+                                                  ProcessLauncher* launcher, RunOutput* logs,
                                                   RunCredentials credentials,
                                                   JobServiceOptions options);
   ~JobService();
@@ -93,7 +93,7 @@ class JobService {
 
  private:
   JobService(store::MetadataStore* store, const Clock* clock, ProcessLauncher* launcher,
-             LogStore* logs, RunCredentials credentials, JobServiceOptions options);
+             RunOutput* logs, RunCredentials credentials, JobServiceOptions options);
 
   struct ActiveRun;
   Status TickRun(ActiveRun* run);
@@ -115,7 +115,7 @@ class JobService {
   store::MetadataStore* store_;
   const Clock* clock_;
   ProcessLauncher* launcher_;
-  LogStore* logs_;
+  RunOutput* logs_;
   RunCredentials credentials_;
   JobServiceOptions options_;
 

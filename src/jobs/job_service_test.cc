@@ -43,19 +43,13 @@ class FakeLauncher : public ProcessLauncher {
   std::vector<std::pair<int, int>> signals;
 };
 
-class FakeLogs : public LogStore {
+class FakeLogs : public RunOutput {
  public:
   explicit FakeLogs(std::string root) : root_(std::move(root)) {}
-  std::string StdoutPath(const std::string& id) const override { return root_ + "/" + id + ".out"; }
-  std::string StderrPath(const std::string& id) const override { return root_ + "/" + id + ".err"; }
+  std::string StdoutPath(const std::string& id) override { return root_ + "/" + id + ".out"; }
+  std::string StderrPath(const std::string& id) override { return root_ + "/" + id + ".err"; }
   void Follow(const std::string& id) override { followed.insert(id); }
   void Finish(const std::string& id) override { finished.insert(id); }
-  void Start() override {}
-  void Stop() override {}
-  Result<Json> DescribeLogGroups(const Json&) override { return Json::object(); }
-  Result<Json> DescribeLogStreams(const Json&) override { return Json::object(); }
-  Result<Json> GetLogEvents(const Json&) override { return Json::object(); }
-  Result<Json> FilterLogEvents(const Json&) override { return Json::object(); }
   std::set<std::string> followed, finished;
 
  private:

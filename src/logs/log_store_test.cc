@@ -1,4 +1,4 @@
-#include "jobs/log_store.h"
+#include "logs/log_store.h"
 
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -18,7 +18,7 @@
 
 #include <gtest/gtest.h>
 
-namespace openglue::jobs {
+namespace openglue::logs {
 namespace {
 
 namespace fs = std::filesystem;
@@ -787,4 +787,4 @@ TEST_F(LogStoreTest, ConcurrentWriterTailerAndReaders) {
 }
 
 }  // namespace
-}  // namespace openglue::jobs
+}  // namespace openglue::logs

@@ -1,4 +1,8 @@
-"""Writes the Glue service model shipped in the installed (pinned) botocore to argv[1]."""
+"""Writes a service model shipped in the installed (pinned) botocore to a file.
+
+Usage: extract_service_model.py SERVICE API_VERSION OUTPUT
+  (glue 2017-03-31: the Glue API; logs 2014-03-28: CloudWatch Logs)
+"""
 import gzip
 import json
 import os
@@ -6,7 +10,8 @@ import sys
 
 import botocore
 
-base = os.path.join(os.path.dirname(botocore.__file__), "data", "glue", "2017-03-31")
+service, version, output = sys.argv[1:4]
+base = os.path.join(os.path.dirname(botocore.__file__), "data", service, version)
 path = os.path.join(base, "service-2.json.gz")
 if os.path.exists(path):
     model = json.load(gzip.open(path))
@@ -20,6 +25,6 @@ for shape in model["shapes"].values():
 for op in model["operations"].values():
     op.pop("documentation", None)
 model.pop("documentation", None)
-os.makedirs(os.path.dirname(sys.argv[1]), exist_ok=True)
-with open(sys.argv[1], "w") as out:
+os.makedirs(os.path.dirname(output), exist_ok=True)
+with open(output, "w") as out:
     json.dump(model, out, separators=(",", ":"), sort_keys=True)
