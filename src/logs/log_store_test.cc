@@ -4,6 +4,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +18,8 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include "common/strings.h"
 
 namespace openglue::logs {
 namespace {
@@ -784,6 +787,183 @@ TEST_F(LogStoreTest, ConcurrentWriterTailerAndReaders) {
   ASSERT_EQ(printed.size(), static_cast<size_t>(kLines));
   for (int i = 0; i < kLines; ++i) ASSERT_EQ(printed[i], i);
   EXPECT_EQ(AllMessages("jr_live").size(), static_cast<size_t>(kLines));
+}
+
+TEST_F(LogStoreTest, ProcessBytesAreSanitizedAndStayWithinTheEventLimit) {
+  // 200,000 invalid bytes grow to 600,000 bytes of U+FFFD: still events of at most 256 KiB.
+  AppendOut("jr_1", std::string(200000, '\xff') + "\n");
+  // A last line cut in the middle of a character, as a killed process leaves it.
+  AppendOut("jr_1", "caf\xc3");
+  store_->Finish("jr_1");
+  Strings messages = AllMessages("jr_1");
+  ASSERT_GE(messages.size(), 4u);
+  size_t replacements = 0;
+  for (size_t i = 0; i + 1 < messages.size(); ++i) {
+    EXPECT_LE(messages[i].size(), kMaxEventBytes);
+    EXPECT_TRUE(IsValidUtf8(messages[i]));
+    replacements += messages[i].size() / 3;
+  }
+  EXPECT_EQ(replacements, 200000u);
+  EXPECT_EQ(messages.back(), "caf\xEF\xBF\xBD");
+}
+
+TEST_F(LogStoreTest, EventsAreSanitizedWhenServedToo) {
+  // An event file with bytes that are not UTF-8 (written by an older server, or damaged):
+  // every response still carries valid UTF-8 and never throws.
+  store_->Follow("jr_1");
+  AppendOut("jr_1", "ok\n");
+  store_->Finish("jr_1");
+  {
+    std::ofstream events(root_ + "/jr_1/output.events", std::ios::app | std::ios::binary);
+    events << (kT0 + 5) << "\tbad \xc3\x28 \xff\n";
+  }
+  Json get = Get({{"logGroupName", kOut}, {"logStreamName", "jr_1"}, {"startFromHead", true}});
+  ASSERT_EQ(get["events"].size(), 2u);
+  Json back = Get({{"logGroupName", kOut}, {"logStreamName", "jr_1"}});
+  Json filter = Filter({{"logGroupName", kOut}, {"filterPattern", "bad"}});
+  ASSERT_EQ(filter["events"].size(), 1u);
+  for (const Json* r : {&get, &back, &filter}) {
+    for (const Json& ev : (*r)["events"]) {
+      EXPECT_TRUE(IsValidUtf8(ev["message"].get<std::string>())) << DumpJson(ev);
+    }
+    EXPECT_NO_THROW((void)r->dump());
+  }
+  EXPECT_EQ(filter["events"][0]["message"], "bad \xEF\xBF\xBD( \xEF\xBF\xBD");
+}
+
+TEST_F(LogStoreTest, AFilterPatternOverCloudWatchsLimitIsRefusedBeforeAnyWork) {
+  std::string huge;
+  for (int i = 0; i < 50000; ++i) huge += "t" + std::to_string(i) + " ";
+  Result<Json> r = store_->FilterLogEvents({{"logGroupName", kOut}, {"filterPattern", huge}});
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);
+  r = store_->FilterLogEvents(
+      {{"logGroupName", kOut}, {"filterPattern", std::string(1024, 'x')}});
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+}
+
+TEST_F(LogStoreTest, DescribeLogStreamsPagesThroughManyStreamsAndSurvivesARestart) {
+  // Streams get their last events in the reverse of their name order; some have none.
+  const int kStreams = 300;
+  auto name = [](int i) {
+    char buf[16];
+    snprintf(buf, sizeof(buf), "jr_%04d", i);
+    return std::string(buf);
+  };
+  for (int i = kStreams - 1; i >= 0; --i) {
+    store_->Follow(name(i));
+    if (i % 7 != 0) AppendOut(name(i), "x\n");
+    store_->PollOnce();
+    clock_.Advance(1);
+  }
+  auto all_pages = [&](Json request, int page_size) {
+    request["limit"] = page_size;
+    Strings out;
+    for (int page = 0; page < 1000; ++page) {
+      Result<Json> r = store_->DescribeLogStreams(request);
+      EXPECT_TRUE(r.ok()) << r.status().ToString();
+      if (!r.ok()) break;
+      EXPECT_LE((*r)["logStreams"].size(), static_cast<size_t>(page_size));
+      for (const Json& s : (*r)["logStreams"]) out.push_back(s["logStreamName"]);
+      if (!r->contains("nextToken")) break;
+      request["nextToken"] = (*r)["nextToken"];
+    }
+    return out;
+  };
+  Strings by_name, by_time;
+  for (int i = 0; i < kStreams; ++i) by_name.push_back(name(i));
+  for (int i = 0; i < kStreams; i += 7) by_time.push_back(name(i));  // no events: first
+  for (int i = kStreams - 1; i >= 0; --i) {
+    if (i % 7 != 0) by_time.push_back(name(i));
+  }
+  Strings by_name_desc(by_name.rbegin(), by_name.rend());
+  Strings by_time_desc(by_time.rbegin(), by_time.rend());
+  Strings prefixed;
+  for (int i = 100; i < 200; ++i) prefixed.push_back(name(i));
+  Strings prefixed_desc(prefixed.rbegin(), prefixed.rend());
+
+  for (int round = 0; round < 2; ++round) {
+    for (int page_size : {1, 7, 50}) {
+      EXPECT_EQ(all_pages({{"logGroupName", kOut}}, page_size), by_name) << page_size;
+      EXPECT_EQ(all_pages({{"logGroupName", kOut}, {"descending", true}}, page_size),
+                by_name_desc);
+      EXPECT_EQ(all_pages({{"logGroupName", kOut}, {"orderBy", "LastEventTime"}}, page_size),
+                by_time);
+      EXPECT_EQ(all_pages({{"logGroupName", kOut}, {"orderBy", "LastEventTime"},
+                           {"descending", true}},
+                          page_size),
+                by_time_desc);
+      EXPECT_EQ(all_pages({{"logGroupName", kOut}, {"logStreamNamePrefix", "jr_01"}}, page_size),
+                prefixed);
+      EXPECT_EQ(all_pages({{"logGroupName", kOut}, {"logStreamNamePrefix", "jr_01"},
+                           {"descending", true}},
+                          page_size),
+                prefixed_desc);
+    }
+    Result<Json> groups = store_->DescribeLogGroups({{"logGroupNamePrefix", kOut}});
+    ASSERT_TRUE(groups.ok());
+    // "<13-digit ts>\tx\n" per stream with an event.
+    EXPECT_EQ((*groups)["logGroups"][0]["storedBytes"], (kStreams - 43) * 16);
+    // A restart indexes the streams from the disk: the same answers.
+    store_.reset();
+    store_ = Open();
+  }
+}
+
+TEST_F(LogStoreTest, APollDoesNotHoldUpOtherRunsOrFinish) {
+  // 48 MiB of output in one run: one poll works on it for a while. Meanwhile another run's
+  // Finish, a Follow and the API must not wait for that poll, and Finish of the big run itself
+  // takes over at once with every line an event exactly once.
+  const int kLines = 480000;
+  {
+    std::ofstream out(store_->StdoutPath("jr_big"), std::ios::binary);
+    std::string line;
+    for (int i = 0; i < kLines; ++i) {
+      line = std::to_string(i) + " ";
+      line.resize(99, 'p');
+      line += '\n';
+      out << line;
+    }
+  }
+  store_->Follow("jr_big");
+  store_->Follow("jr_small");
+  AppendOut("jr_small", "small\n");
+  std::atomic<bool> poll_done{false};
+  std::thread poller([&] {
+    store_->PollOnce();
+    poll_done = true;
+  });
+  // Wait until the poll is inside jr_big (its first events are on disk).
+  const std::string big_events = root_ + "/jr_big/output.events";
+  for (int i = 0; i < 20000 && !poll_done; ++i) {
+    std::error_code ec;
+    if (fs::file_size(big_events, ec) > 0 && !ec) break;
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  ASSERT_FALSE(poll_done.load()) << "the poll ended before the test could overlap it";
+  store_->Finish("jr_small");
+  store_->Follow("jr_other");
+  Result<Json> streams = store_->DescribeLogStreams({{"logGroupName", kOut}});
+  const bool overlapped = !poll_done.load();
+  EXPECT_TRUE(overlapped) << "Finish of another run waited for the whole poll";
+  ASSERT_TRUE(streams.ok());
+  EXPECT_EQ(AllMessages("jr_small"), Strings{"small"});
+  store_->Finish("jr_big");  // cuts the poll short and drains the rest itself
+  poller.join();
+  size_t count = 0;
+  int expected = 0;
+  Json request = {{"logGroupName", kOut}, {"logStreamName", "jr_big"}, {"startFromHead", true}};
+  for (int page = 0; page < 1000; ++page) {
+    Json r = Get(request);
+    for (const Json& ev : r["events"]) {
+      std::string m = ev["message"];
+      ASSERT_EQ(std::stoi(m), expected) << "lost or repeated a line";
+      ++expected;
+      ++count;
+    }
+    if (r["events"].empty()) break;
+    request["nextToken"] = r["nextForwardToken"];
+  }
+  EXPECT_EQ(count, static_cast<size_t>(kLines));
 }
 
 }  // namespace
