@@ -378,7 +378,8 @@ HttpServer::Impl::Connection* HttpServer::Impl::OldestIdle(const std::string* ad
     if (address != nullptr && c->address != *address) continue;
     bool idle = c->state == State::kHead && c->request_started_ms == 0 &&
                 c->in_offset == c->in.size();
-    if (idle && (oldest == nullptr || c->last_activity_ms < oldest->last_activity_ms))
+    if (idle && (oldest == nullptr ||
+                 std::pair(c->last_activity_ms, c->id) < std::pair(oldest->last_activity_ms, oldest->id)))
       oldest = c.get();
   }
   return oldest;

@@ -663,7 +663,10 @@ Status SigV4Verifier::Prepare(const HttpRequestView& request, Prepared* out) con
                         "' must be a 'SignedHeader' in the AWS Authorization.");
     }
   }
+  // A required header that is present must be signed; one that is absent cannot be
+  // retargeted (adding it later makes it present and unsigned).
   for (const std::string& required : required_signed_headers_) {
+    if (!FirstHeader(request, required)) continue;
     if (std::find(signed_names.begin(), signed_names.end(), required) == signed_names.end()) {
       return Incomplete("'" + required + "' must be a 'SignedHeader' in the AWS Authorization.");
     }

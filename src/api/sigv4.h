@@ -76,8 +76,9 @@ class SigV4Verifier {
   // or payload-hash mismatch, which only Verify can see. Thread-safe.
   Status CheckHeaders(const HttpRequestView& request) const;
 
-  // Headers (case-insensitive names) that every request must list among its SignedHeaders, in
-  // addition to `host`; a request without them fails with kIncompleteSignature. For the Glue
+  // Headers (case-insensitive names) that a request must list among its SignedHeaders, in
+  // addition to `host`, whenever it carries them; a request that carries one unsigned fails
+  // with kIncompleteSignature. For the Glue
   // JSON protocol: content-type, x-amz-date and x-amz-target, so a captured request cannot be
   // replayed against another operation. Call before the verifier is shared between threads.
   void RequireSignedHeaders(std::vector<std::string> names);
