@@ -482,10 +482,14 @@ void HttpServer::Impl::PumpLoop(Connection* c) {
       int64_t now = NowMs();
       c->last_activity_ms = now;
       if (c->state == State::kHead && c->request_started_ms == 0) c->request_started_ms = now;
-      if (c->in_offset > 0 && c->in_offset == c->in.size()) {
-        c->in.clear();
-        c->in_offset = 0;
+      // Drop what is consumed, and a large buffer once it is empty, so a connection holds
+      // only what it has not parsed yet.
+      if (c->in_offset == c->in.size() && c->in.capacity() > 2 * kReadChunk) {
+        c->in = std::string();
+      } else if (c->in_offset > 0) {
+        c->in.erase(0, c->in_offset);
       }
+      c->in_offset = 0;
       c->in.append(read_buffer_, static_cast<size_t>(n));
       continue;
     }
