@@ -13,6 +13,7 @@
 #include "api/router.h"
 #include "api/service_model.h"
 #include "catalog/catalog.h"
+#include "resource/tags.h"
 #include "jobs/job_service.h"
 #include "jobs/log_store.h"
 #include "jobs/process_launcher.h"
@@ -140,10 +141,15 @@ int Serve(int argc, char** argv) {
   catalog::CatalogOptions catalog_options{config.account_id, config.region};
   auto catalog = catalog::Catalog::Make(store->get(), &clock, catalog_options);
   if (!catalog.ok()) return Fail(catalog.status().message());
+  // One tag store for every service: each registers the ARN types it resolves.
+  resource::TagService tags(store->get(), config.region);
+  catalog::RegisterTaggableResources(&tags);
   auto model = api::ServiceModel::MakeEmbedded();
   if (!model.ok()) return Fail(model.status().message());
   api::Router router(model->get());
   router.RegisterCatalog(catalog->get());
+  for (const auto& [name, method] : resource::TagService::Operations())
+    router.RegisterGlue(name, [&tags, method = method](const Json& request) { return (tags.*method)(request); });
   auto server = api::HttpServer::Make(config, &router, &clock);
   if (!server.ok()) return Fail(server.status().message());
   if (!(st = (*server)->Bind()).ok()) return Fail(st.message());
@@ -174,7 +180,9 @@ int Serve(int argc, char** argv) {
                                             run_credentials, job_options);
   if (!job_service.ok()) return Fail(job_service.status().message());
   router.RegisterJobs(job_service->get());
-  (*catalog)->RegisterTaggableResource("job", jobs::JobExists);
+  tags.Register("job", [](store::Transaction* txn, const resource::Arn& arn) {
+    return jobs::JobExists(txn, arn.resource);
+  });
   router.RegisterLogs(logs->get());
   if (!(st = (*job_service)->Recover()).ok()) return Fail(st.message());
   (*logs)->Start();
@@ -214,6 +222,7 @@ int ListOperations() {
   // A catalog is only needed for its operation table.
   for (const auto& [name, method] : catalog::Catalog::Operations()) router.RegisterGlue(name, nullptr);
   for (const auto& [name, method] : jobs::JobService::Operations()) router.RegisterGlue(name, nullptr);
+  for (const auto& [name, method] : resource::TagService::Operations()) router.RegisterGlue(name, nullptr);
   for (const std::string& name : (*model)->OperationNames())
     std::cout << name << "\t" << (router.Implements(name) ? "implemented" : "not yet") << "\n";
   return 0;

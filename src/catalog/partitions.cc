@@ -359,9 +359,7 @@ Result<Json> Catalog::BatchCreatePartition(const Json& request) {
   for (const Json& input : request.at("PartitionInputList")) {
     Json partition = PartitionFromInput(input, ctx, now);
     Status st = InsertPartition(txn.get(), ctx, indexes, partition);
-    if (st.code() == StatusCode::kInternal) return st;
-    if (!st.ok())
-      errors.push_back({{"PartitionValues", partition["Values"]}, {"ErrorDetail", ErrorDetail(st)}});
+    OG_RETURN_NOT_OK(RecordItemError(st, {{"PartitionValues", partition["Values"]}}, &errors));
   }
   OG_RETURN_NOT_OK(txn->Commit());
   return Json{{"Errors", std::move(errors)}};
@@ -476,8 +474,9 @@ Result<Json> Catalog::BatchGetPartition(const Json& request) {
   for (const Json& entry : request.at("PartitionsToGet")) {
     Result<Json> partition = LoadPartition(txn.get(), ctx, entry.value("Values", Json::array()));
     if (partition.ok()) partitions.push_back(std::move(*partition));
-    else if (partition.status().code() == StatusCode::kInternal) return partition.status();
-    else if (partition.status().code() == StatusCode::kInvalidInput) return partition.status();
+    // Glue's response has no per-item error list: an item that fails (a partition that does not
+    // exist, values that cannot name one) is left out, as a missing partition is.
+    else OG_RETURN_NOT_OK(RecordItemError(partition.status(), Json(), nullptr));
   }
   return Json{{"Partitions", std::move(partitions)}, {"UnprocessedKeys", Json::array()}};
 }
@@ -500,8 +499,7 @@ Result<Json> Catalog::BatchUpdatePartition(const Json& request) {
   for (const Json& entry : request.at("Entries")) {
     const Json& old_values = entry.at("PartitionValueList");
     Status st = ReplacePartition(txn.get(), ctx, indexes, old_values, entry.at("PartitionInput"));
-    if (st.code() == StatusCode::kInternal) return st;
-    if (!st.ok()) errors.push_back({{"PartitionValueList", old_values}, {"ErrorDetail", ErrorDetail(st)}});
+    OG_RETURN_NOT_OK(RecordItemError(st, {{"PartitionValueList", old_values}}, &errors));
   }
   OG_RETURN_NOT_OK(txn->Commit());
   return Json{{"Errors", std::move(errors)}};
@@ -524,8 +522,7 @@ Result<Json> Catalog::BatchDeletePartition(const Json& request) {
   for (const Json& entry : request.at("PartitionsToDelete")) {
     Json values = entry.value("Values", Json::array());
     Status st = RemovePartition(txn.get(), ctx, indexes, values);
-    if (st.code() == StatusCode::kInternal) return st;
-    if (!st.ok()) errors.push_back({{"PartitionValues", values}, {"ErrorDetail", ErrorDetail(st)}});
+    OG_RETURN_NOT_OK(RecordItemError(st, {{"PartitionValues", values}}, &errors));
   }
   OG_RETURN_NOT_OK(txn->Commit());
   return Json{{"Errors", std::move(errors)}};
