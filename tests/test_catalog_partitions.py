@@ -887,3 +887,36 @@ def test_expression_nesting_is_bounded(glue, typed_tables):
     with raises_glue("ValidationException", "2048"):
         glue.get_partitions(DatabaseName=typed_tables, TableName="plain",
                             Expression="s IN (" + ", ".join(["'us'"] * 600) + ")")
+
+
+# --- Expressions from moto's published suite (issue 7) ------------------------------------------
+
+def test_moto_suite_parenthesised_operands_and_exponents(glue, db):
+    glue.create_table(DatabaseName=db, TableInput=table_input(
+        "m", partition_keys=(("int_col", "int"), ("decimal_col", "decimal"))))
+    glue.batch_create_partition(DatabaseName=db, TableName="m", PartitionInputList=[
+        partition_input(v) for v in (["1", "1.2"], ["2", "2.6"], ["3", "3e14"])])
+    for expression in ("(int_col) = ((2)) OR (((int_col))) = (2)", "((int_col) = 2)",
+                       "(2) = int_col", "decimal_col between 2 AND 3e10",
+                       "decimal_col >= 2 and decimal_col <> '3e14'", "decimal_col = 26e-1",
+                       "int_col = 2e0"):
+        assert get_values(glue, db, "m", Expression=expression) == [("2", "2.6")], expression
+    assert get_values(glue, db, "m", Expression="decimal_col = 300000000000000") == [("3", "3e14")]
+
+
+def test_moto_suite_timestamp_literals_must_be_timestamps(glue, db):
+    glue.create_table(DatabaseName=db, TableInput=table_input(
+        "ts", partition_keys=(("timestamp_col", "timestamp"),)))
+    glue.batch_create_partition(DatabaseName=db, TableName="ts", PartitionInputList=[
+        partition_input([v]) for v in ("2022-01-01 12:34:56.789", "2022-02-01 00:00:00.000000",
+                                       "2022-03-01 21:00:12.3456789")])
+    for expression in ("timestamp_col = '2022-02-01 00:00:00'",
+                       "timestamp_col = '2022-02-01 00:00:00.000000000'",
+                       "timestamp_col between '2022-01-15 00:00:00' AND '2022-02-15 00:00:00'",
+                       "timestamp_col > '2022-01-31 23:59:59.999999999' AND"
+                       " timestamp_col < '2022-02-01 00:00:00.000000001'"):
+        assert get_values(glue, db, "ts", Expression=expression) == [("2022-02-01 00:00:00.000000",)]
+    for expression in ("timestamp_col = '2022-02-01'", "timestamp_col = '2022-02-15 00:00:00.'",
+                       "timestamp_col = '2022-02-32 00:00:00'"):
+        with raises_glue("InvalidInputException", "timestamp"):
+            glue.get_partitions(DatabaseName=db, TableName="ts", Expression=expression)
