@@ -64,6 +64,8 @@ OPENGLUE_<KEY>; flags win over the environment, which wins over the file):
                                 [the source tree's python/]
   --max-concurrent-runs N       job runs running at once, server-wide; more wait [16]
   --log-retention-days N        keep job-run logs this long, 0 = forever [30]
+  --store-max-readers N         metadata store reader connections, 0 = 2 x cores [0]
+  --store-reader-idle-seconds N close a reader idle this long [60]
   --help                        this text
 
 Clients: boto3.client("glue", endpoint_url="http://127.0.0.1:4690", region_name="us-east-1",
@@ -136,7 +138,10 @@ int Serve(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
 
   SystemClock clock;
-  auto store = store::SqliteStore::Make(config.data_dir + "/catalog.db");
+  store::SqliteStoreOptions store_options;
+  store_options.max_readers = config.store_max_readers;
+  store_options.reader_idle = std::chrono::seconds(config.store_reader_idle_seconds);
+  auto store = store::SqliteStore::Make(config.data_dir + "/catalog.db", store_options);
   if (!store.ok()) return Fail(store.status().message());
   catalog::CatalogOptions catalog_options{config.account_id, config.region};
   auto catalog = catalog::Catalog::Make(store->get(), &clock, catalog_options);
