@@ -1,4 +1,5 @@
 #include "store/sqlite_store.h"
+#include "store/metadata_store_conformance.h"
 
 #include <gtest/gtest.h>
 
@@ -272,6 +273,16 @@ TEST_F(SqliteReaderPoolTest, DefaultCapIsASmallMultipleOfCores) {
   int cores = static_cast<int>(std::thread::hardware_concurrency());
   EXPECT_EQ(store->max_readers(), std::max(4, 2 * cores));
 }
+
+// The MetadataStore conformance suite (store/metadata_store_conformance.h) on SQLite.
+INSTANTIATE_TEST_SUITE_P(
+    Sqlite, MetadataStoreConformance,
+    ::testing::Values(MetadataStoreFactory{
+        "sqlite", [](const std::string& dir) -> Result<std::unique_ptr<MetadataStore>> {
+          OG_ASSIGN_OR_RETURN(auto store, SqliteStore::Make(dir + "/catalog.db"));
+          return std::unique_ptr<MetadataStore>(std::move(store));
+        }}),
+    [](const ::testing::TestParamInfo<MetadataStoreFactory>& info) { return info.param.name; });
 
 }  // namespace
 }  // namespace openglue::store
