@@ -95,8 +95,9 @@ Result<NamePattern> NamePattern::Make(const std::string& pattern) {
     options.set_case_sensitive(false);
     options.set_log_errors(false);
     options.set_max_mem(kMaxPatternMemory);
-    // Alternatives at the top level ("a*|b*") each match the whole name.
-    impl->regex = std::make_unique<RE2>("(?:" + translated + ")", options);
+    // Not wrapped in a group: FullMatch anchors the whole expression, so top-level
+    // alternatives ("a*|b*") each match the whole name, and a stray ')' stays an error.
+    impl->regex = std::make_unique<RE2>(translated, options);
     if (!impl->regex->ok())
       return Status::InvalidInput("Invalid name pattern '" +
                                   TruncateUtf8(SanitizeUtf8(pattern), kMaxPatternMessage) +

@@ -67,7 +67,7 @@ def test_catastrophic_function_pattern_answers_at_once(glue, db):
     assert elapsed < 1.0, f"took {elapsed:.2f}s"
 
 
-@pytest.mark.parametrize("expression", ["(a)\\1", "a(?=b)", "(", "a{2,1}"])
+@pytest.mark.parametrize("expression", ["(a)\\1", "a(?=b)", "(", "a{2,1}", "a)(b", "x|)"])
 def test_pattern_the_engine_cannot_run_is_invalid_input(glue, naughty_table, expression):
     with raises_glue("InvalidInputException"):
         glue.get_tables(DatabaseName=naughty_table, Expression=expression)
