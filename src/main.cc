@@ -13,6 +13,7 @@
 #include "api/router.h"
 #include "api/service_model.h"
 #include "catalog/catalog.h"
+#include "resource/tags.h"
 #include "jobs/job_service.h"
 #include "jobs/process_launcher.h"
 #include "jobs/run_output.h"
@@ -83,6 +84,8 @@ OPENGLUE_<KEY>; flags win over the environment, which wins over the file):
                                 [the source tree's python/]
   --max-concurrent-runs N       job runs running at once, server-wide; more wait [16]
   --log-retention-days N        keep job-run logs this long, 0 = forever [30]
+  --store-max-readers N         metadata store reader connections, 0 = 2 x cores [0]
+  --store-reader-idle-seconds N close a reader idle this long [60]
   --help                        this text
 
 Clients: boto3.client("glue", endpoint_url="http://127.0.0.1:4690", region_name="us-east-1",
@@ -155,17 +158,25 @@ int Serve(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
 
   SystemClock clock;
-  auto store = store::SqliteStore::Make(config.data_dir + "/catalog.db");
+  store::SqliteStoreOptions store_options;
+  store_options.max_readers = config.store_max_readers;
+  store_options.reader_idle = std::chrono::seconds(config.store_reader_idle_seconds);
+  auto store = store::SqliteStore::Make(config.data_dir + "/catalog.db", store_options);
   if (!store.ok()) return Fail(store.status().message());
   catalog::CatalogOptions catalog_options{config.account_id, config.region};
   auto catalog = catalog::Catalog::Make(store->get(), &clock, catalog_options);
   if (!catalog.ok()) return Fail(catalog.status().message());
+  // One tag store for every service: each registers the ARN types it resolves.
+  resource::TagService tags(store->get(), config.region);
+  catalog::RegisterTaggableResources(&tags);
   auto model = api::ServiceModel::MakeEmbedded();
   if (!model.ok()) return Fail(model.status().message());
   auto logs_model = api::ServiceModel::MakeEmbeddedLogs();
   if (!logs_model.ok()) return Fail(logs_model.status().message());
   api::Router router(model->get(), logs_model->get());
   router.RegisterCatalog(catalog->get());
+  for (const auto& [name, method] : resource::TagService::Operations())
+    router.RegisterGlue(name, [&tags, method = method](const Json& request) { return (tags.*method)(request); });
   auto server = api::HttpServer::Make(config, &router, &clock);
   if (!server.ok()) return Fail(server.status().message());
   if (!(st = (*server)->Bind()).ok()) return Fail(st.message());
@@ -199,7 +210,9 @@ int Serve(int argc, char** argv) {
                                             run_credentials, job_options);
   if (!job_service.ok()) return Fail(job_service.status().message());
   router.RegisterJobs(job_service->get());
-  (*catalog)->RegisterTaggableResource("job", jobs::JobExists);
+  tags.Register("job", [](store::Transaction* txn, const resource::Arn& arn) {
+    return jobs::JobExists(txn, arn.resource);
+  });
   router.RegisterLogs(logs->get());
   if (!(st = (*job_service)->Recover()).ok()) return Fail(st.message());
   (*logs)->Start();
@@ -239,6 +252,7 @@ int ListOperations() {
   // A catalog is only needed for its operation table.
   for (const auto& [name, method] : catalog::Catalog::Operations()) router.RegisterGlue(name, nullptr);
   for (const auto& [name, method] : jobs::JobService::Operations()) router.RegisterGlue(name, nullptr);
+  for (const auto& [name, method] : resource::TagService::Operations()) router.RegisterGlue(name, nullptr);
   for (const std::string& name : (*model)->OperationNames())
     std::cout << name << "\t" << (router.Implements(name) ? "implemented" : "not yet") << "\n";
   return 0;

@@ -29,7 +29,8 @@ const char* const kEnvironmentKeys[] = {
     "account_id", "log_level", "max_clock_skew_seconds", "http_threads", "http_header_timeout_seconds",
     "http_body_timeout_seconds", "http_keepalive_timeout_seconds",
     "http_max_connections_per_client", "http_max_body_bytes", "auth", "port_file",
-    "python", "runtime_path", "max_concurrent_runs", "log_retention_days"};
+    "python", "runtime_path", "max_concurrent_runs", "log_retention_days", "store_max_readers",
+    "store_reader_idle_seconds"};
 
 }  // namespace
 
@@ -81,6 +82,9 @@ Status ServerConfig::Set(const std::string& raw_key, const std::string& value) {
   else if (key == "runtime_path") runtime_path = value;
   else if (key == "max_concurrent_runs") return ParseInt(key, value, 1, 10000, &max_concurrent_runs);
   else if (key == "log_retention_days") return ParseInt(key, value, 0, 36500, &log_retention_days);
+  else if (key == "store_max_readers") return ParseInt(key, value, 0, 1024, &store_max_readers);
+  else if (key == "store_reader_idle_seconds")
+    return ParseInt(key, value, 0, 24 * 3600, &store_reader_idle_seconds);
   else return Status::InvalidInput("unknown config key '" + raw_key + "'");
   return Status::OK();
 }

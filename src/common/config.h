@@ -25,6 +25,8 @@
 //   runtime_path    OPENGLUE_RUNTIME_PATH        --runtime-path    (the source tree's python/)
 //   max_concurrent_runs OPENGLUE_MAX_CONCURRENT_RUNS --max-concurrent-runs 16
 //   log_retention_days OPENGLUE_LOG_RETENTION_DAYS --log-retention-days 30
+//   store_max_readers OPENGLUE_STORE_MAX_READERS --store-max-readers 0 (= 2 x cores, at least 4)
+//   store_reader_idle_seconds OPENGLUE_STORE_READER_IDLE_SECONDS --store-reader-idle-seconds 60
 #pragma once
 
 #include <cstdint>
@@ -67,6 +69,10 @@ struct ServerConfig {
   std::string runtime_path;
   int max_concurrent_runs = 16;
   int log_retention_days = 30;
+  // Metadata store (SQLite): the most reader connections open at once (0 = 2 x cores, at least
+  // 4) and how long an idle one is kept before it is closed.
+  int store_max_readers = 0;
+  int store_reader_idle_seconds = 60;
 
   // Applies one `key = value` setting. InvalidInput names the key on a bad value or key.
   Status Set(const std::string& key, const std::string& value);

@@ -8,7 +8,9 @@
 #include <fstream>
 #include <random>
 
-#include "catalog/catalog_util.h"
+#include "resource/paging.h"
+#include "resource/request.h"
+#include "resource/tags.h"
 #include "common/logging.h"
 #include "common/strings.h"
 
@@ -30,7 +32,7 @@ const std::vector<std::string>& SupportedCommands() {
   return kCommands;
 }
 
-using catalog::GetString;
+using resource::GetString;
 
 std::string RandomHex(size_t digits) {
   static thread_local std::mt19937_64 rng(std::random_device{}());
@@ -218,7 +220,7 @@ Result<Json> JobService::CreateJob(const Json& request) {
     return Status::AlreadyExists("Job with name " + name + " already exists.");
   OG_RETURN_NOT_OK(st);
   if (request.contains("Tags") && !request["Tags"].empty())
-    OG_RETURN_NOT_OK(catalog::AddTags(txn.get(), JobArn(name), request["Tags"]));
+    OG_RETURN_NOT_OK(resource::AddTags(txn.get(), JobArn(name), request["Tags"]));
   OG_RETURN_NOT_OK(txn->Commit());
   return Json{{"Name", name}};
 }
@@ -246,8 +248,8 @@ Result<Json> JobService::GetJob(const Json& request) {
 
 Result<Json> JobService::GetJobs(const Json& request) {
   OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
-  OG_ASSIGN_OR_RETURN(catalog::Page page,
-                   catalog::ScanPage(txn.get(), kJob, "", request, catalog::PageSize(request, 100),
+  OG_ASSIGN_OR_RETURN(resource::Page page,
+                   resource::ScanPage(txn.get(), kJob, "", request, resource::PageSize(request, 100),
                                      [](const store::Row&) -> Result<bool> { return true; }));
   Json jobs = Json::array();
   for (const auto& row : page.rows) jobs.push_back(Json::parse(row.doc));
@@ -261,14 +263,14 @@ Result<Json> JobService::ListJobs(const Json& request) {
   OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
   auto tagged = [&](const store::Row& row) -> Result<bool> {
     if (wanted_tags.empty()) return true;
-    OG_ASSIGN_OR_RETURN(auto tags_doc, txn->Get(catalog::kTags, JobArn(row.key)));
+    OG_ASSIGN_OR_RETURN(auto tags_doc, txn->Get(resource::kTags, JobArn(row.key)));
     Json tags = tags_doc ? Json::parse(*tags_doc) : Json::object();
     for (auto& [k, v] : wanted_tags.items())
       if (!tags.contains(k) || tags[k] != v) return false;
     return true;
   };
-  OG_ASSIGN_OR_RETURN(catalog::Page page, catalog::ScanPage(txn.get(), kJob, "", request,
-                                                         catalog::PageSize(request, 100), tagged));
+  OG_ASSIGN_OR_RETURN(resource::Page page, resource::ScanPage(txn.get(), kJob, "", request,
+                                                         resource::PageSize(request, 100), tagged));
   Json names = Json::array();
   for (const auto& row : page.rows) names.push_back(row.key);
   Json response{{"JobNames", std::move(names)}};
@@ -303,7 +305,7 @@ Result<Json> JobService::DeleteJob(const Json& request) {
   }
   OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
   OG_RETURN_NOT_OK(txn->Delete(kJob, name).status());
-  OG_RETURN_NOT_OK(txn->Delete(catalog::kTags, JobArn(name)).status());
+  OG_RETURN_NOT_OK(txn->Delete(resource::kTags, JobArn(name)).status());
   OG_RETURN_NOT_OK(txn->Commit());
   return Json{{"JobName", name}};
 }
@@ -447,9 +449,9 @@ Result<Json> JobService::GetJobRuns(const Json& request) {
   OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
   OG_ASSIGN_OR_RETURN(auto job, txn->Get(kJob, name));
   // Runs are keyed newest first under their job's name.
-  OG_ASSIGN_OR_RETURN(catalog::Page page,
-                   catalog::ScanPage(txn.get(), kJobRun, store::PrefixOf({name}), request,
-                                     catalog::PageSize(request, 100),
+  OG_ASSIGN_OR_RETURN(resource::Page page,
+                   resource::ScanPage(txn.get(), kJobRun, store::PrefixOf({name}), request,
+                                     resource::PageSize(request, 100),
                                      [](const store::Row&) -> Result<bool> { return true; }));
   // A deleted job keeps its run history; only a job that never ran is unknown.
   if (!job && page.rows.empty() && GetString(request, "NextToken").empty())

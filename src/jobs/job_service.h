@@ -54,7 +54,7 @@ struct RunCredentials {
   std::function<void(const std::string& access_key_id)> revoke;
 };
 
-// For Catalog::RegisterTaggableResource("job", ...): OK when resource {"job", name} names an
+// For resource::TagService::Register("job", ...): OK when resource {"job", name} names an
 // existing job, else EntityNotFound.
 Status JobExists(store::Transaction* txn, const std::vector<std::string>& resource);
 
