@@ -566,7 +566,10 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
   Result<std::string> fetched = LocalPath(script, dir + "/script/" + SafeFileName(script, "script.py"));
   if (!fetched.ok())
     return Finish(run, doc, "FAILED",
-                  "Script " + script + " cannot be run: " + fetched.status().message());
+                  "Script " + script +
+                      (fetched.status().code() == StatusCode::kEntityNotFound ? " not found: "
+                                                                               : " cannot be run: ") +
+                      fetched.status().message());
   std::string local = *fetched;
   if (!std::filesystem::is_regular_file(local, ec))
     return Finish(run, doc, "FAILED",
