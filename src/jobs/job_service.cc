@@ -614,6 +614,8 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
       return Finish(run, doc, "FAILED",
                     "--extra-py-files: cannot use " + uri + ": " + local.status().message());
     std::string path = *local;
+    if (path != copy_to && !std::filesystem::exists(path, ec))
+      return Finish(run, doc, "FAILED", "--extra-py-files: cannot use " + uri + ": no such file");
     if (is_py) {
       if (path != copy_to) {
         std::filesystem::create_directories(py_dir, ec);
@@ -643,6 +645,8 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
       return Finish(run, doc, "FAILED",
                     "--extra-files: cannot use " + uri + ": " + local.status().message());
     if (*local != copy_to) {
+      if (!std::filesystem::exists(*local, ec))
+        return Finish(run, doc, "FAILED", "--extra-files: cannot use " + uri + ": no such file");
       std::filesystem::remove(copy_to, ec);
       std::filesystem::create_symlink(std::filesystem::absolute(*local, ec), copy_to, ec);
       if (ec)

@@ -184,3 +184,22 @@ def test_keys_with_dots_that_are_not_path_steps_still_work(kit, server, tmp_path
     run = kit.run(kit.job(script="s3://scripts/v1..2/.../job.py"))
     assert run["JobRunState"] == "SUCCEEDED", run.get("ErrorMessage")
     assert out.read_text() == "dots ok"
+
+
+# --- Local paths (file:// and plain) are the run's own: opened by the run, not copied ---------
+
+def test_local_extra_py_file_is_importable_and_a_missing_one_is_named(kit, server, tmp_path):
+    module = unique("localmod")
+    (tmp_path / (module + ".py")).write_text("VALUE = 'local'\n")
+    out = tmp_path / "out"
+    job = kit.job(f"""
+        import {module}
+        open({str(out)!r}, "w").write({module}.VALUE)
+    """, DefaultArguments={"--extra-py-files": "file://" + str(tmp_path / (module + ".py"))})
+    run = kit.run(job)
+    assert run["JobRunState"] == "SUCCEEDED", run.get("ErrorMessage")
+    assert out.read_text() == "local"
+    missing = str(tmp_path / "absent.py")
+    run = kit.run(kit.job("print('never')\n", DefaultArguments={"--extra-py-files": missing}))
+    assert run["JobRunState"] == "FAILED"
+    assert missing in run["ErrorMessage"] and "--extra-py-files" in run["ErrorMessage"]
