@@ -1,15 +1,14 @@
 #include "jobs/job_service.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <fstream>
 #include <random>
 
@@ -563,7 +562,8 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
   std::filesystem::create_directories(dir + "/work", ec);
   std::filesystem::create_directories(dir + "/tmp", ec);
   // An s3:// script is copied out of the store into the run's script/ folder and run from there.
-  Result<std::string> fetched = LocalPath(script, dir + "/script/" + SafeFileName(script, "script.py"));
+  Result<std::string> fetched =
+      LocalPath(script, dir + "/script/" + SafeFileName(script, "script.py"));
   if (!fetched.ok())
     return Finish(run, doc, "FAILED",
                   "Script " + script +

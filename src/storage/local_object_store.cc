@@ -81,7 +81,8 @@ Status WalkError(int err, std::string_view bucket, std::string_view key) {
   if (err == ELOOP) return LinkRefused(bucket, key);
   if (err == ENOENT || err == ENOTDIR)
     return Status::EntityNotFound("The specified key does not exist: " + DisplayUri(bucket, key));
-  if (err == EXDEV) return Status::InvalidInput(DisplayUri(bucket, key) + " leaves the object store");
+  if (err == EXDEV)
+    return Status::InvalidInput(DisplayUri(bucket, key) + " leaves the object store");
   return Status::Internal(DisplayUri(bucket, key) + ": " + Errno(err));
 }
 
@@ -199,7 +200,7 @@ class Lister {
   }
 
   static bool HasObject(int dirfd, int depth) {
-    if (depth > 256) return false;
+    if (depth > 600) return false;  // a 1,024-byte key has at most 512 segments
     int dup_fd = ::fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
     if (dup_fd < 0) return false;
     DIR* dir = ::fdopendir(dup_fd);
@@ -470,16 +471,17 @@ Result<std::string> LocalObjectStore::Read(std::string_view bucket, std::string_
   if (::fstat(fd.get(), &st) != 0) return Status::Internal(Errno(errno));
   int64_t size = st.st_size;
   if (offset > size)
-    return Status::InvalidInput("The range starting at " + std::to_string(offset) + " is past the " +
-                                "end of " + DisplayUri(bucket, key) + " (" + std::to_string(size) +
-                                " bytes)");
+    return Status::InvalidInput("The range starting at " + std::to_string(offset) +
+                                " is past the end of " + DisplayUri(bucket, key) + " (" +
+                                std::to_string(size) + " bytes)");
   int64_t want = size - offset;
   if (length >= 0) want = std::min(want, length);
   std::string out;
   out.resize(static_cast<size_t>(want));
   int64_t done = 0;
   while (done < want) {
-    ssize_t n = ::pread(fd.get(), out.data() + done, static_cast<size_t>(want - done), offset + done);
+    ssize_t n =
+        ::pread(fd.get(), out.data() + done, static_cast<size_t>(want - done), offset + done);
     if (n < 0) {
       if (errno == EINTR) continue;
       return Status::Internal("Reading " + DisplayUri(bucket, key) + ": " + Errno(errno));

@@ -213,10 +213,10 @@ TEST(LocationTest, KeysAreKeptAsWritten) {
 }
 
 TEST(LocationTest, RefusedLocationsNameThemselves) {
-  for (const std::string& uri : std::vector<std::string>{"s3://../../outside/evil.py", "s3://./x", "s3:///etc/passwd",
-                                "s3://Bad_Bucket/x", "s3://%2e%2e/x", "s3://a/x",
-                                "file://evil.example.com/etc/passwd", "http://example.com/x.py",
-                                "hdfs://nn/x", "s3://bucket/" + std::string(1025, 'k')}) {
+  for (const std::string& uri : std::vector<std::string>{
+           "s3://../../outside/evil.py", "s3://./x", "s3:///etc/passwd", "s3://Bad_Bucket/x",
+           "s3://%2e%2e/x", "s3://a/x", "file://evil.example.com/etc/passwd",
+           "http://example.com/x.py", "hdfs://nn/x", "s3://bucket/" + std::string(1025, 'k')}) {
     auto parsed = ParseLocation(uri);
     ASSERT_FALSE(parsed.ok()) << uri;
     EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidInput) << uri;

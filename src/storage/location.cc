@@ -26,7 +26,8 @@ Result<Location> ParseLocation(std::string_view uri) {
     size_t slash = rest.find('/');
     std::string_view host = slash == std::string_view::npos ? rest : rest.substr(0, slash);
     if (!host.empty() && host != "localhost")
-      return Status::InvalidInput("Path " + shown + " names a remote host; file:// paths are local");
+      return Status::InvalidInput("Path " + shown +
+                                  " names a remote host; file:// paths are local");
     if (slash == std::string_view::npos)
       return Status::InvalidInput("Path " + shown + " names no file");
     location.scheme = LocationScheme::kLocalFile;

@@ -25,7 +25,8 @@ std::string DisplayUri(std::string_view bucket, std::string_view key) {
 
 Status ValidateBucketName(std::string_view bucket) {
   auto refuse = [&](const char* why) {
-    return Status::InvalidInput("Invalid bucket name \"" + TruncateUtf8(bucket, 100) + "\": " + why);
+    return Status::InvalidInput("Invalid bucket name \"" + TruncateUtf8(bucket, 100) +
+                                "\": " + why);
   };
   if (bucket.size() < 3 || bucket.size() > 63) return refuse("it must be 3 to 63 characters long");
   for (char c : bucket) {
