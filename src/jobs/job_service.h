@@ -33,6 +33,7 @@
 #include "jobs/run_output.h"
 #include "jobs/process_launcher.h"
 #include "store/metadata_store.h"
+#include "storage/object_store.h"
 
 namespace openglue::jobs {
 
@@ -46,6 +47,9 @@ struct JobServiceOptions {
   int max_concurrent_runs = 16;       // server-wide; further runs wait in WAITING
   int stop_grace_seconds = 10;        // BatchStopJobRun: SIGTERM, then SIGKILL after this
   int tick_interval_ms = 10;
+  // Where s3:// paths (scripts, --extra-py-files, --extra-files) are read. Borrowed; it must
+  // outlive the service. Null: the embedded store over <data_dir>/s3.
+  storage::ObjectStore* objects = nullptr;
 };
 
 // Grants and revokes the SigV4 credential a run uses to call back to the server.
@@ -107,8 +111,12 @@ class JobService {
   int LaunchedCount() const;                      // REQUIRES(mutex_)
   std::string RunDir(const std::string& run_id) const;
   std::string JobArn(const std::string& name) const;
-  // Where an s3://, file:// or local path is on this machine (s3:// is the embedded store).
-  std::string LocalPath(const std::string& uri) const;
+  // A local path for the file at `uri`, for the run's process to open. An s3://, s3a:// or
+  // s3n:// object is read through the object store (confined: storage/local_object_store.h)
+  // and copied to `copy_to`; a file:// or plain path is returned as it is (the run opens it with
+  // its own rights). InvalidInput (a location the store refuses, a folder) or EntityNotFound,
+  // with a message naming `uri`.
+  Result<std::string> LocalPath(const std::string& uri, const std::string& copy_to) const;
   // Wakes the ticker for an immediate Tick (a run was started or stopped).
   void Kick();
 
@@ -118,6 +126,8 @@ class JobService {
   RunOutput* logs_;
   RunCredentials credentials_;
   JobServiceOptions options_;
+  std::unique_ptr<storage::ObjectStore> own_objects_;  // the embedded store, unless given one
+  storage::ObjectStore* objects_ = nullptr;
 
   mutable std::mutex mutex_;
   // Active runs by sequence number, i.e. in start order (the queue is FIFO).

@@ -132,7 +132,11 @@ TEST_F(JobServiceTest, RunSucceedsWithMergedArgumentsAndACallbackCredential) {
       if (argv[i] == flag) return argv[i + 1];
     return std::string("<absent>");
   };
-  EXPECT_EQ(argv[2], dir_ + "/s3/scripts/job.py");
+  // The script runs from a copy read out of the store into the run's own folder.
+  EXPECT_EQ(argv[2], dir_ + "/runs/" + id + "/script/job.py");
+  std::ifstream copy(argv[2]);
+  std::string text((std::istreambuf_iterator<char>(copy)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "print('hello')\n");
   EXPECT_EQ(value_of("--JOB_NAME"), "etl");
   EXPECT_EQ(value_of("--JOB_RUN_ID"), id);
   EXPECT_EQ(value_of("--day"), "2");     // the run's argument overrides the default
@@ -302,6 +306,25 @@ TEST_F(JobServiceTest, MissingScriptFailsTheRunWithAClearMessage) {
   Json run = Run("etl", id);
   EXPECT_EQ(run["JobRunState"], "FAILED");
   EXPECT_NE(run["ErrorMessage"].get<std::string>().find("s3://scripts/none.py not found"), std::string::npos);
+}
+
+TEST_F(JobServiceTest, ScriptPathsThatLeaveTheStoreFailTheRunAndAreNeverLaunched) {
+  std::filesystem::create_directories(dir_ + "/outside");
+  std::ofstream(dir_ + "/outside/evil.py") << "print('evil')\n";
+  std::filesystem::create_symlink(dir_ + "/outside/evil.py", dir_ + "/s3/scripts/link.py");
+  int n = 0;
+  for (const std::string& location : std::vector<std::string>{"s3://../outside/evil.py", "s3://scripts/../../outside/evil.py", "s3://scripts/link.py",
+        "s3a://scripts/../../outside/evil.py", "s3://scripts/" + dir_ + "/outside/evil.py"}) {
+    std::string job = "evil" + std::to_string(++n);
+    CreateJob(job, {{"Command", {{"Name", "pythonshell"}, {"ScriptLocation", location}}}});
+    std::string id = Start(job);
+    service_->Tick();
+    Json run = Run(job, id);
+    EXPECT_EQ(run["JobRunState"], "FAILED") << location;
+    EXPECT_NE(run["ErrorMessage"].get<std::string>().find(location), std::string::npos)
+        << run["ErrorMessage"];
+  }
+  EXPECT_TRUE(launcher_.launched.empty());
 }
 
 TEST_F(JobServiceTest, ARunThatCannotBeStartedEndsInError) {
