@@ -19,6 +19,7 @@
 #include "common/clock.h"
 #include "common/config.h"
 #include "common/logging.h"
+#include "common/random.h"
 #include "store/sqlite_store.h"
 
 extern char** environ;
@@ -170,8 +171,9 @@ int Serve(int argc, char** argv) {
   jobs::RunCredentials run_credentials{
       [verifier](const std::string& id, const std::string& secret) { verifier->Grant(id, secret); },
       [verifier](const std::string& id) { verifier->Revoke(id); }};
-  auto job_service = jobs::JobService::Make(store->get(), &clock, launcher.get(), logs->get(),
-                                            run_credentials, job_options);
+  SystemRandom random;
+  auto job_service = jobs::JobService::Make(store->get(), &clock, &random, launcher.get(),
+                                            logs->get(), run_credentials, job_options);
   if (!job_service.ok()) return Fail(job_service.status().message());
   router.RegisterJobs(job_service->get());
   (*catalog)->RegisterTaggableResource("job", jobs::JobExists);

@@ -88,7 +88,8 @@ class JobServiceTest : public ::testing::Test {
     RunCredentials credentials{
         [this](const std::string& id, const std::string&) { granted.insert(id); },
         [this](const std::string& id) { granted.erase(id); }};
-    auto made = JobService::Make(store_.get(), &clock_, &launcher_, logs_.get(), credentials, options);
+    auto made = JobService::Make(store_.get(), &clock_, &random_, &launcher_, logs_.get(),
+                                 credentials, options);
     ASSERT_TRUE(made.ok()) << made.status().ToString();
     service_ = std::move(*made);
   }
@@ -117,6 +118,7 @@ class JobServiceTest : public ::testing::Test {
 
   std::string dir_;
   FakeClock clock_{1700000000000};
+  SeededRandom random_{42};
   FakeLauncher launcher_;
   std::unique_ptr<store::SqliteStore> store_;
   std::unique_ptr<FakeLogs> logs_;
