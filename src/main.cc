@@ -55,8 +55,14 @@ OPENGLUE_<KEY>; flags win over the environment, which wins over the file):
   --account-id ID               default CatalogId         [000000000000]
   --log-level LEVEL             debug|info|warn|error     [info]
   --max-clock-skew-seconds N    allowed request clock skew[900]
-  --http-threads N              connection threads started up front (more are started
-                                on demand, up to 1024 connections at once) [64]
+  --http-threads N              threads that handle requests (connections are served by
+                                one event loop, however many there are) [64]
+  --http-header-timeout-seconds N   time to send a request's headers, from the first byte [10]
+  --http-body-timeout-seconds N     time to send a request's body once its headers are in [60]
+  --http-keepalive-timeout-seconds N  an idle connection is closed after this [30]
+  --http-max-connections-per-client N  connections from one IP address; at the cap the
+                                oldest idle one is closed, else the new one refused [4096]
+  --http-max-body-bytes N       largest request body accepted [16777216]
   --auth sigv4|none             request authentication    [sigv4]
   --port-file FILE              write the bound port here once listening
   --python PATH                 interpreter for job scripts [python3]

@@ -26,7 +26,9 @@ Status ParseInt(const std::string& key, const std::string& value, int min, int m
 // The keys ApplyEnvironment takes from OPENGLUE_<KEY> variables (config.h's table).
 const char* const kEnvironmentKeys[] = {
     "host", "port", "data_dir", "access_key_id", "secret_access_key", "credentials", "region",
-    "account_id", "log_level", "max_clock_skew_seconds", "http_threads", "auth", "port_file",
+    "account_id", "log_level", "max_clock_skew_seconds", "http_threads", "http_header_timeout_seconds",
+    "http_body_timeout_seconds", "http_keepalive_timeout_seconds",
+    "http_max_connections_per_client", "http_max_body_bytes", "auth", "port_file",
     "python", "runtime_path", "max_concurrent_runs", "log_retention_days"};
 
 }  // namespace
@@ -60,6 +62,16 @@ Status ServerConfig::Set(const std::string& raw_key, const std::string& value) {
     return ParseInt(key, value, 1, 7 * 24 * 3600, &max_clock_skew_seconds);
   } else if (key == "http_threads") {
     return ParseInt(key, value, 2, 4096, &http_threads);
+  } else if (key == "http_header_timeout_seconds") {
+    return ParseInt(key, value, 1, 3600, &http_header_timeout_seconds);
+  } else if (key == "http_body_timeout_seconds") {
+    return ParseInt(key, value, 1, 3600, &http_body_timeout_seconds);
+  } else if (key == "http_keepalive_timeout_seconds") {
+    return ParseInt(key, value, 1, 3600, &http_keepalive_timeout_seconds);
+  } else if (key == "http_max_connections_per_client") {
+    return ParseInt(key, value, 1, 1 << 20, &http_max_connections_per_client);
+  } else if (key == "http_max_body_bytes") {
+    return ParseInt(key, value, 1024, 1 << 30, &http_max_body_bytes);
   } else if (key == "auth") {
     if (value == "sigv4") require_auth = true;
     else if (value == "none") require_auth = false;

@@ -13,7 +13,12 @@
 //   account_id      OPENGLUE_ACCOUNT_ID          --account-id      000000000000
 //   log_level       OPENGLUE_LOG_LEVEL           --log-level       info
 //   max_clock_skew_seconds OPENGLUE_MAX_CLOCK_SKEW_SECONDS --max-clock-skew-seconds 900
-//   http_threads    OPENGLUE_HTTP_THREADS        --http-threads    64
+//   http_threads    OPENGLUE_HTTP_THREADS        --http-threads    64 (request handlers)
+//   http_header_timeout_seconds      ...          --http-header-timeout-seconds 10
+//   http_body_timeout_seconds        ...          --http-body-timeout-seconds 60
+//   http_keepalive_timeout_seconds   ...          --http-keepalive-timeout-seconds 30
+//   http_max_connections_per_client  ...          --http-max-connections-per-client 4096
+//   http_max_body_bytes              ...          --http-max-body-bytes 16777216
 //   auth            OPENGLUE_AUTH                --auth            sigv4 (or "none")
 //   port_file       OPENGLUE_PORT_FILE           --port-file       (unset)
 //   python          OPENGLUE_PYTHON              --python          python3
@@ -43,6 +48,16 @@ struct ServerConfig {
   std::string log_level = "info";
   int max_clock_skew_seconds = 900;
   int http_threads = 64;
+  // Limits on HTTP clients (api/http_server.h): time to send a request's head (from its first
+  // byte) and body (from the head's end), idle keep-alive time, connections per client IP
+  // address, and the largest request body (16 MiB: far above any real Glue request, whose
+  // largest, a 100-partition BatchCreatePartition or an UpdateTable with thousands of columns,
+  // stays in the low MiB).
+  int http_header_timeout_seconds = 10;
+  int http_body_timeout_seconds = 60;
+  int http_keepalive_timeout_seconds = 30;
+  int http_max_connections_per_client = 4096;
+  int http_max_body_bytes = 16 << 20;
   bool require_auth = true;
   // When set, the server writes the port it listens on to this file once it is ready.
   std::string port_file;
