@@ -21,6 +21,7 @@
 #include "common/clock.h"
 #include "common/config.h"
 #include "common/logging.h"
+#include "common/random.h"
 #include "store/sqlite_store.h"
 
 extern char** environ;
@@ -206,8 +207,9 @@ int Serve(int argc, char** argv) {
   jobs::RunCredentials run_credentials{
       [verifier](const std::string& id, const std::string& secret) { verifier->Grant(id, secret); },
       [verifier](const std::string& id) { verifier->Revoke(id); }};
-  auto job_service = jobs::JobService::Make(store->get(), &clock, launcher.get(), &run_output,
-                                            run_credentials, job_options);
+  SystemRandom random;
+  auto job_service = jobs::JobService::Make(store->get(), &clock, &random, launcher.get(),
+                                            &run_output, run_credentials, job_options);
   if (!job_service.ok()) return Fail(job_service.status().message());
   router.RegisterJobs(job_service->get());
   tags.Register("job", [](store::Transaction* txn, const resource::Arn& arn) {
