@@ -90,6 +90,27 @@ class Server:
                             config=config, **kwargs)
 
 
+def open_to_job_users(path):
+    """Lets job processes reach `path`: when the server runs as root, each run has an unprivileged
+    uid of its own, and pytest's temporary folders are root's alone (0700)."""
+    path = os.path.abspath(str(path))
+    os.chmod(path, os.stat(path).st_mode | 0o777)
+    parent = os.path.dirname(path)
+    while parent not in ("/", ""):
+        mode = os.stat(parent).st_mode
+        if not mode & 0o001:
+            os.chmod(parent, mode | 0o011)
+        parent = os.path.dirname(parent)
+    return path
+
+
+@pytest.fixture()
+def tmp_path(tmp_path):
+    """pytest's tmp_path, open to job processes (tests pass it to job scripts as --out)."""
+    open_to_job_users(tmp_path)
+    return tmp_path
+
+
 @pytest.fixture(scope="session")
 def cli_env(tmp_path_factory):
     """The environment of an AWS CLI call: the server's local credentials and nothing of the

@@ -8,7 +8,7 @@ import zipfile
 
 import pytest
 
-from conftest import REGION, Server, raises_glue
+from conftest import REGION, Server, open_to_job_users, raises_glue
 from jobkit import (ERROR, OUTPUT, JobKit, kit, log_messages, process_alive,  # noqa: F401
                     unique, wait_file, wait_for, wait_gone, wait_run)
 
@@ -37,6 +37,7 @@ def timeout_run(server, tmp_path_factory):
     glue = server.client()
     kit = JobKit(server, glue)
     pids = tmp_path_factory.mktemp("timeout")
+    open_to_job_users(pids)
     job = kit.job("""
         import os, subprocess, sys, time
         out = sys.argv[sys.argv.index("--pids") + 1]

@@ -27,7 +27,33 @@ Status ParseInt(const std::string& key, const std::string& value, int min, int m
 const char* const kEnvironmentKeys[] = {
     "host", "port", "data_dir", "access_key_id", "secret_access_key", "credentials", "region",
     "account_id", "log_level", "max_clock_skew_seconds", "http_threads", "auth", "port_file",
-    "python", "runtime_path", "max_concurrent_runs", "log_retention_days"};
+    "python", "runtime_path", "max_concurrent_runs", "log_retention_days", "job_user",
+    "job_uid_base", "job_uid_count", "server_key"};
+
+// "RoleName: pattern, pattern": the role ends at the first ':' (IAM role names hold no ':').
+Status ParseRolePolicy(const std::string& value,
+                       std::map<std::string, std::vector<std::string>>* policies) {
+  size_t colon = value.find(':');
+  std::string role = colon == std::string::npos ? "" : Trim(value.substr(0, colon));
+  if (role.empty())
+    return Status::InvalidInput(
+        "config 'role_policy' must be 'RoleName: service:Action, service:Action*, ...'");
+  std::vector<std::string> patterns;
+  for (const std::string& raw : Split(value.substr(colon + 1), ',')) {
+    std::string pattern = Trim(raw);
+    if (pattern.empty()) continue;
+    size_t sep = pattern.find(':');
+    if (sep == std::string::npos || sep == 0 || sep + 1 == pattern.size())
+      return Status::InvalidInput("config 'role_policy' for role '" + role + "': '" + pattern +
+                                  "' is not an action pattern like glue:GetTable or glue:Get*");
+    patterns.push_back(pattern);
+  }
+  if (patterns.empty())
+    return Status::InvalidInput("config 'role_policy' for role '" + role + "' lists no actions");
+  auto& list = (*policies)[role];
+  list.insert(list.end(), patterns.begin(), patterns.end());
+  return Status::OK();
+}
 
 }  // namespace
 
@@ -69,6 +95,20 @@ Status ServerConfig::Set(const std::string& raw_key, const std::string& value) {
   else if (key == "runtime_path") runtime_path = value;
   else if (key == "max_concurrent_runs") return ParseInt(key, value, 1, 10000, &max_concurrent_runs);
   else if (key == "log_retention_days") return ParseInt(key, value, 0, 36500, &log_retention_days);
+  else if (key == "role_policy") return ParseRolePolicy(value, &role_policies);
+  else if (key == "job_user") {
+    if (value.empty()) return Status::InvalidInput("config 'job_user' must be auto, none or a user name");
+    job_user = value;
+  } else if (key == "job_uid_base" || key == "job_uid_count") {
+    int v = 0;
+    OG_RETURN_NOT_OK(ParseInt(key, value, 1, 2000000000, &v));
+    (key == "job_uid_base" ? job_uid_base : job_uid_count) = v;
+    if (job_uid_base + job_uid_count > 4294967294LL)
+      return Status::InvalidInput("config 'job_uid_base' + 'job_uid_count' must stay below 2^32 - 1");
+  } else if (key == "server_key") {
+    if (value.size() < 32) return Status::InvalidInput("config 'server_key' must be at least 32 characters");
+    server_key = value;
+  }
   else return Status::InvalidInput("unknown config key '" + raw_key + "'");
   return Status::OK();
 }

@@ -20,6 +20,14 @@
 //   runtime_path    OPENGLUE_RUNTIME_PATH        --runtime-path    (the source tree's python/)
 //   max_concurrent_runs OPENGLUE_MAX_CONCURRENT_RUNS --max-concurrent-runs 16
 //   log_retention_days OPENGLUE_LOG_RETENTION_DAYS --log-retention-days 30
+//   role_policy     (file only, repeatable)      --                (DefaultRunPolicy per Role)
+//   job_user        OPENGLUE_JOB_USER            --job-user        auto
+//   job_uid_base    OPENGLUE_JOB_UID_BASE        --job-uid-base    1000000000
+//   job_uid_count   OPENGLUE_JOB_UID_COUNT       --job-uid-count   1000000
+//   server_key      OPENGLUE_SERVER_KEY          (never a flag)    (<data_dir>/server.key)
+//
+// Secrets (secret_access_key, credentials, server_key) are refused as flags: a command line is
+// readable by every process on the machine (/proc/<pid>/cmdline). Main enforces it.
 #pragma once
 
 #include <cstdint>
@@ -52,6 +60,18 @@ struct ServerConfig {
   std::string runtime_path;
   int max_concurrent_runs = 16;
   int log_retention_days = 30;
+  // Job-run credentials: Role name -> allowed action patterns (`role_policy = Role: glue:Get*,
+  // logs:*` lines, repeatable). Roles not listed get the default policy (api/authorizer.h).
+  std::map<std::string, std::vector<std::string>> role_policies;
+  // Who job processes run as: "auto" (a distinct unprivileged uid per run when the server runs
+  // as root, else the server's own user), "none" (the server's user), or a user name.
+  std::string job_user = "auto";
+  // With "auto": the object store's shared group is gid job_uid_base; runs get uids
+  // job_uid_base + 1 .. job_uid_base + job_uid_count (no /etc/passwd entries needed).
+  int64_t job_uid_base = 1000000000;
+  int64_t job_uid_count = 1000000;
+  // Key from which run secrets are derived; empty = <data_dir>/server.key (made on first start).
+  std::string server_key;
 
   // Applies one `key = value` setting. InvalidInput names the key on a bad value or key.
   Status Set(const std::string& key, const std::string& value);

@@ -385,7 +385,8 @@ Result<std::string> JobService::CreateRun(const Json& job, const Json& arguments
   run["LogGroupName"] = "/aws-glue/jobs";
   run["ExecutionTime"] = 0;
   run["_og"] = {{"command", job["Command"]}, {"max_retries", job.value("MaxRetries", int64_t{0})},
-                {"sequence", sequence}, {"max_concurrent_runs", max_runs}};
+                {"sequence", sequence}, {"max_concurrent_runs", max_runs},
+                {"role", job.value("Role", "")}};
   {
     OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
     OG_RETURN_NOT_OK(txn->Put(kJobRun, key, DumpJson(run)));
@@ -522,6 +523,16 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
     return Finish(run, doc, "FAILED",
                   "Script " + script + " not found (looked for " + local + ")");
 
+  // The run executes its own copy of the script, inside its folder: a job user that may not read
+  // the original's folder can still run it, and a later change to the original does not reach
+  // a run already started.
+  const std::string script_copy =
+      dir + "/script/" + std::filesystem::path(local).filename().string();
+  std::filesystem::create_directories(dir + "/script", ec);
+  std::filesystem::copy_file(local, script_copy, std::filesystem::copy_options::overwrite_existing, ec);
+  if (ec) return Finish(run, doc, "FAILED", "Script " + script + " could not be copied: " + ec.message());
+  local = script_copy;
+
   const Json& arguments = (*doc)["Arguments"];
   std::vector<std::string> argv = {options_.python, "-u", local};
   std::string job_id = "j_" + run->job;
@@ -561,7 +572,7 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
     python_path += (python_path.empty() ? "" : ":") + path;
   }
   std::string access_key = "OGRUN" + RandomHex(15);
-  std::string secret = RandomHex(40);
+  RunGrant grant{access_key, run->job, run->run_id, GetString(og, "role")};
   const char* path_env = std::getenv("PATH");
   const char* home_env = std::getenv("HOME");
   std::vector<std::string> env = {
@@ -572,7 +583,6 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
       "PYTHONPATH=" + python_path,
       "TMPDIR=" + dir + "/tmp",
       "AWS_ACCESS_KEY_ID=" + access_key,
-      "AWS_SECRET_ACCESS_KEY=" + secret,
       "AWS_DEFAULT_REGION=" + options_.region,
       "AWS_REGION=" + options_.region,
       "AWS_ENDPOINT_URL_GLUE=" + options_.endpoint,
@@ -589,8 +599,11 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
   spec.stdout_path = logs_->StdoutPath(run->run_id);
   spec.stderr_path = logs_->StderrPath(run->run_id);
   spec.exit_code_path = dir + "/exit_code";
+  spec.run_dir = dir;
   std::filesystem::create_directories(std::filesystem::path(spec.stdout_path).parent_path(), ec);
-  if (credentials_.grant) credentials_.grant(access_key, secret);
+  // The secret reaches the run through its environment only, never a command line or the store.
+  std::string secret = credentials_.grant ? credentials_.grant(grant) : "";
+  spec.env.push_back("AWS_SECRET_ACCESS_KEY=" + secret);
   Result<int> pid = launcher_->Launch(spec);
   if (!pid.ok()) {
     if (credentials_.revoke) credentials_.revoke(access_key);
@@ -608,7 +621,7 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
   (*doc)["_og"]["exit_code_path"] = spec.exit_code_path;
   (*doc)["_og"]["launched_ms"] = run->started_ms;
   (*doc)["_og"]["access_key"] = access_key;
-  (*doc)["_og"]["secret"] = secret;
+  (*doc)["_og"].erase("secret");  // only the access key id is kept
   OG_LOG(kInfo, "job " << run->job << " run " << run->run_id << " RUNNING (pid " << *pid << ")");
   return SaveRun(run->key, *doc);
 }
@@ -765,7 +778,9 @@ Status JobService::Recover() {
       ProcessStatus status = launcher_->Check(run->pid, run->exit_code_path);
       if (status.state == ProcessState::kRunning) {
         std::string key = GetString(og, "access_key");
-        if (!key.empty() && credentials_.grant) credentials_.grant(key, GetString(og, "secret"));
+        // The secret is derived again from the access key id (it was never stored).
+        if (!key.empty() && credentials_.grant)
+          (void)credentials_.grant(RunGrant{key, run->job, run->run_id, GetString(og, "role")});
         logs_->Follow(run->run_id);
         if (state == "STOPPING") run->stop_requested_ms = clock_->NowMillis();
         ++adopted;

@@ -86,7 +86,10 @@ class JobServiceTest : public ::testing::Test {
     options.endpoint = "http://127.0.0.1:1";
     options.max_concurrent_runs = max_concurrent;
     RunCredentials credentials{
-        [this](const std::string& id, const std::string&) { granted.insert(id); },
+        [this](const RunGrant& grant) {
+          granted.insert(grant.access_key_id);
+          return std::string("secret-of-") + grant.access_key_id;
+        },
         [this](const std::string& id) { granted.erase(id); }};
     auto made = JobService::Make(store_.get(), &clock_, &launcher_, logs_.get(), credentials, options);
     ASSERT_TRUE(made.ok()) << made.status().ToString();
