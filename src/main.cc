@@ -174,6 +174,7 @@ int Serve(int argc, char** argv) {
   auto job_user = jobs::ResolveJobUser(config.job_user, config.job_uid_base, config.job_uid_count);
   if (!job_user.ok()) return Fail(job_user.status().message());
   if (!(st = jobs::PrepareDataDir(config.data_dir, *job_user)).ok()) return Fail(st.message());
+  if (!(st = jobs::CheckJobUserCanRun(config.python, *job_user)).ok()) return Fail(st.message());
   jobs::PosixLauncherOptions launcher_options;
   launcher_options.user = *job_user;
   launcher_options.cgroup_root = jobs::FindCgroupRoot();

@@ -90,6 +90,38 @@ class Server:
                             config=config, **kwargs)
 
 
+# When the server runs as root, job processes run as unprivileged uids whose shared group is
+# JOB_GROUP (the server's default job_uid_base). They must be able to execute this interpreter,
+# which may live under a folder only root may enter (pyenv in /root, mode 0700): the suite grants
+# that group search permission (x, not read) on such folders through an ACL entry, leaving every
+# other permission as it is. Operators do the same, or point `python` at a reachable interpreter.
+JOB_GROUP = 1000000000
+
+
+def _grant_job_group_search(folder):
+    import struct
+    mode = os.stat(folder).st_mode
+    entries = [(0x01, (mode >> 6) & 7, 0xFFFFFFFF), (0x04, (mode >> 3) & 7, 0xFFFFFFFF),
+               (0x08, 1, JOB_GROUP), (0x10, ((mode >> 3) & 7) | 1, 0xFFFFFFFF),
+               (0x20, mode & 7, 0xFFFFFFFF)]
+    acl = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *e) for e in entries)
+    os.setxattr(folder, "system.posix_acl_access", acl)
+
+
+def _let_job_users_run_python():
+    if os.geteuid() != 0:
+        return
+    for path in {os.path.realpath(sys.executable), os.path.realpath(shutil.which("python3") or sys.executable)}:
+        folder = os.path.dirname(path)
+        while folder not in ("/", ""):
+            if not os.stat(folder).st_mode & 0o001:
+                _grant_job_group_search(folder)
+            folder = os.path.dirname(folder)
+
+
+_let_job_users_run_python()
+
+
 def open_to_job_users(path):
     """Lets job processes reach `path`: when the server runs as root, each run has an unprivileged
     uid of its own, and pytest's temporary folders are root's alone (0700)."""

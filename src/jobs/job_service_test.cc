@@ -4,6 +4,8 @@
 #include "jobs/job_service.h"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <signal.h>
 
 #include <filesystem>
@@ -141,7 +143,15 @@ TEST_F(JobServiceTest, RunSucceedsWithMergedArgumentsAndACallbackCredential) {
       if (argv[i] == flag) return argv[i + 1];
     return std::string("<absent>");
   };
-  EXPECT_EQ(argv[2], dir_ + "/s3/scripts/job.py");
+  // The run executes its own copy of the script, in its folder (readable by a job user).
+  EXPECT_EQ(argv[2], dir_ + "/runs/" + id + "/script/job.py");
+  EXPECT_EQ(launcher_.launched[0].run_dir, dir_ + "/runs/" + id);
+  // The secret the grant returned reaches the run through its environment only.
+  ASSERT_EQ(granted.size(), 1u);
+  const auto& env = launcher_.launched[0].env;
+  EXPECT_NE(std::find(env.begin(), env.end(), "AWS_SECRET_ACCESS_KEY=secret-of-" + *granted.begin()),
+            env.end());
+  for (const std::string& arg : argv) EXPECT_EQ(arg.find("secret-of-"), std::string::npos);
   EXPECT_EQ(value_of("--JOB_NAME"), "etl");
   EXPECT_EQ(value_of("--JOB_RUN_ID"), id);
   EXPECT_EQ(value_of("--day"), "2");     // the run's argument overrides the default

@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <pwd.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -16,6 +18,8 @@
 
 #include "common/logging.h"
 #include "common/strings.h"
+
+extern char** environ;
 
 namespace openglue::jobs {
 namespace {
@@ -186,6 +190,44 @@ Status PrepareDataDir(const std::string& data_dir, const JobUserOptions& user) {
                                   "set job_user = none)");
   }
   return Status::OK();
+}
+
+Status CheckJobUserCanRun(const std::string& python, const JobUserOptions& user) {
+  if (!user.enabled) return Status::OK();
+  uid_t uid = user.per_run ? user.uid_base + 1 : user.fixed_uid;
+  gid_t gid = user.per_run ? static_cast<gid_t>(uid) : user.fixed_gid;
+  std::vector<std::string> args = {"setpriv", "--reuid=" + std::to_string(uid),
+                                   "--regid=" + std::to_string(gid),
+                                   "--groups=" + std::to_string(user.shared_gid),
+                                   "--inh-caps=-all", "--no-new-privs", "--", python, "-c", "pass"};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addchdir_np(&actions, "/");
+  pid_t pid = -1;
+  int rc = posix_spawnp(&pid, "setpriv", &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0)
+    return Status::InvalidInput(std::string("cannot run setpriv (util-linux), needed to run jobs "
+                                            "as another user: ") + std::strerror(rc) +
+                                " (or set job_user = none)");
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return Status::OK();
+  return Status::InvalidInput(
+      "job processes run as unprivileged uids (job_user = " +
+      std::string(user.per_run ? "auto" : "a named user") + ") but uid " + std::to_string(uid) +
+      " cannot start the interpreter '" + python +
+      "': it, or a folder above it, is not open to others (pyenv under /root is the usual case). "
+      "Grant the job group search permission (e.g. setfacl -m g:" +
+      std::to_string(user.shared_gid) + ":x /root), set `python` to an interpreter outside "
+      "such folders, or set job_user = none");
 }
 
 std::string FindCgroupRoot() {

@@ -49,6 +49,12 @@ Status PrepareDataDir(const std::string& data_dir, const JobUserOptions& user);
 // machine has no writable cgroup v2 hierarchy (then containment is by process group only).
 std::string FindCgroupRoot();
 
+// Starts `python -c pass` as the job user (nothing when !user.enabled) so that a server whose
+// jobs could never start says so at once: InvalidInput naming the interpreter and the remedies
+// (an interpreter under a folder only root may enter, such as pyenv in /root, is the usual
+// case).
+Status CheckJobUserCanRun(const std::string& python, const JobUserOptions& user);
+
 // Gives the tree under `path` (not following symlinks) to uid:gid; `path` itself gets `mode`.
 Status ChownTree(const std::string& path, uid_t uid, gid_t gid, mode_t mode);
 
