@@ -98,14 +98,17 @@ class Server:
 JOB_GROUP = 1000000000
 
 
-def _grant_job_group_search(folder):
+def _acl(mode, group_perm):
+    """Linux's POSIX ACL xattr: the mode's owner, group and other bits plus JOB_GROUP."""
     import struct
-    mode = os.stat(folder).st_mode
     entries = [(0x01, (mode >> 6) & 7, 0xFFFFFFFF), (0x04, (mode >> 3) & 7, 0xFFFFFFFF),
-               (0x08, 1, JOB_GROUP), (0x10, ((mode >> 3) & 7) | 1, 0xFFFFFFFF),
+               (0x08, group_perm, JOB_GROUP), (0x10, ((mode >> 3) & 7) | group_perm, 0xFFFFFFFF),
                (0x20, mode & 7, 0xFFFFFFFF)]
-    acl = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *e) for e in entries)
-    os.setxattr(folder, "system.posix_acl_access", acl)
+    return struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *e) for e in entries)
+
+
+def _grant_job_group_search(folder):
+    os.setxattr(folder, "system.posix_acl_access", _acl(os.stat(folder).st_mode, 1))
 
 
 def _let_job_users_run_python():
@@ -127,6 +130,10 @@ def open_to_job_users(path):
     uid of its own, and pytest's temporary folders are root's alone (0700)."""
     path = os.path.abspath(str(path))
     os.chmod(path, os.stat(path).st_mode | 0o777)
+    if os.geteuid() == 0:
+        # Files that runs (each its own uid) create here stay readable and writable by the
+        # others, as tests pass one trace file to several runs.
+        os.setxattr(path, "system.posix_acl_default", _acl(0o770, 7))
     parent = os.path.dirname(path)
     while parent not in ("/", ""):
         mode = os.stat(parent).st_mode

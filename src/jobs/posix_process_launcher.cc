@@ -401,7 +401,8 @@ class PosixProcessLauncher : public ProcessLauncher {
     if (rc == 0) {
       // Held across the spawn so a concurrent Check never sees the pid before it is ours.
       std::lock_guard<std::mutex> lock(mu_);
-      rc = posix_spawn(&pid, kShell, &actions, &attr, argv, envp);
+      // argv[0] is an absolute path: /bin/sh, or setpriv when jobs run as another user.
+      rc = posix_spawn(&pid, argv[0], &actions, &attr, argv, envp);
       if (rc == 0) children_.insert(pid);
     }
     posix_spawn_file_actions_destroy(&actions);
