@@ -3,7 +3,7 @@ PYTHON ?= python3
 BUILD ?= build
 JOBS ?= $(shell nproc)
 APT_PACKAGES = cmake ninja-build g++ make libsqlite3-dev libssl-dev nlohmann-json3-dev \
-               libcpp-httplib-dev libgtest-dev googletest wrk procps
+               libgtest-dev googletest wrk procps libre2-dev
 STAMP = $(BUILD)/.deps-stamp
 
 .PHONY: all deps build test unit-test e2e-test demo bench bench-deps bench-jobs docs clean help

@@ -18,9 +18,11 @@
 #include "api/run_secrets.h"
 #include "api/service_model.h"
 #include "catalog/catalog.h"
+#include "resource/tags.h"
 #include "jobs/job_service.h"
-#include "jobs/log_store.h"
 #include "jobs/process_launcher.h"
+#include "jobs/run_output.h"
+#include "logs/log_store.h"
 #include "common/clock.h"
 #include "common/config.h"
 #include "common/logging.h"
@@ -33,6 +35,19 @@ extern char** environ;
 namespace {
 
 constexpr const char* kVersion = "0.1.0";
+
+// Job runs write their output into log streams: jobs owns the interface, logs the streams.
+class LogStreamsRunOutput : public openglue::jobs::RunOutput {
+ public:
+  explicit LogStreamsRunOutput(openglue::logs::LogStore* logs) : logs_(logs) {}
+  std::string StdoutPath(const std::string& run_id) override { return logs_->StdoutPath(run_id); }
+  std::string StderrPath(const std::string& run_id) override { return logs_->StderrPath(run_id); }
+  void Follow(const std::string& run_id) override { logs_->Follow(run_id); }
+  void Finish(const std::string& run_id) override { logs_->Finish(run_id); }
+
+ private:
+  openglue::logs::LogStore* const logs_;
+};
 
 const char* kUsage = R"(openglue - a self-hostable AWS Glue
 
@@ -63,8 +78,14 @@ OPENGLUE_<KEY>; flags win over the environment, which wins over the file):
   --account-id ID               default CatalogId         [000000000000]
   --log-level LEVEL             debug|info|warn|error     [info]
   --max-clock-skew-seconds N    allowed request clock skew[900]
-  --http-threads N              connection threads started up front (more are started
-                                on demand, up to 1024 connections at once) [64]
+  --http-threads N              threads that handle requests (connections are served by
+                                one event loop, however many there are) [64]
+  --http-header-timeout-seconds N   time to send a request's headers, from the first byte [10]
+  --http-body-timeout-seconds N     time to send a request's body once its headers are in [60]
+  --http-keepalive-timeout-seconds N  an idle connection is closed after this [30]
+  --http-max-connections-per-client N  connections from one IP address; at the cap the
+                                oldest idle one is closed, else the new one refused [4096]
+  --http-max-body-bytes N       largest request body accepted [16777216]
   --auth sigv4|none             request authentication    [sigv4]
   --port-file FILE              write the bound port here once listening
   --python PATH                 interpreter for job scripts [python3]
@@ -72,6 +93,8 @@ OPENGLUE_<KEY>; flags win over the environment, which wins over the file):
                                 [the source tree's python/]
   --max-concurrent-runs N       job runs running at once, server-wide; more wait [16]
   --log-retention-days N        keep job-run logs this long, 0 = forever [30]
+  --store-max-readers N         metadata store reader connections, 0 = 2 x cores [0]
+  --store-reader-idle-seconds N close a reader idle this long [60]
   --job-user auto|none|USER     who job processes run as: auto = a distinct unprivileged
                                 uid per run when the server runs as root [auto]
   --job-uid-base N              auto: the object store's group is gid N, runs get uids
@@ -183,14 +206,22 @@ int Serve(int argc, char** argv) {
   if (!run_secrets.ok()) return Fail(run_secrets.status().message());
 
   SystemClock clock;
-  auto store = store::SqliteStore::Make(config.data_dir + "/catalog.db");
+  store::SqliteStoreOptions store_options;
+  store_options.max_readers = config.store_max_readers;
+  store_options.reader_idle = std::chrono::seconds(config.store_reader_idle_seconds);
+  auto store = store::SqliteStore::Make(config.data_dir + "/catalog.db", store_options);
   if (!store.ok()) return Fail(store.status().message());
   catalog::CatalogOptions catalog_options{config.account_id, config.region};
   auto catalog = catalog::Catalog::Make(store->get(), &clock, catalog_options);
   if (!catalog.ok()) return Fail(catalog.status().message());
+  // One tag store for every service: each registers the ARN types it resolves.
+  resource::TagService tags(store->get(), config.region);
+  catalog::RegisterTaggableResources(&tags);
   auto model = api::ServiceModel::MakeEmbedded();
   if (!model.ok()) return Fail(model.status().message());
-  api::Router router(model->get());
+  auto logs_model = api::ServiceModel::MakeEmbeddedLogs();
+  if (!logs_model.ok()) return Fail(logs_model.status().message());
+  api::Router router(model->get(), logs_model->get());
   router.RegisterCatalog(catalog->get());
   // The configured credentials administer everything; run credentials get their Role's policy.
   std::set<std::string> administrators;
@@ -199,6 +230,8 @@ int Serve(int argc, char** argv) {
   router.SetAuthorizer([&authorizer](const std::string& principal, const std::string& action) {
     return authorizer.Authorize(principal, action);
   });
+  for (const auto& [name, method] : resource::TagService::Operations())
+    router.RegisterGlue(name, [&tags, method = method](const Json& request) { return (tags.*method)(request); });
   auto server = api::HttpServer::Make(config, &router, &clock);
   if (!server.ok()) return Fail(server.status().message());
   if (!(st = (*server)->Bind()).ok()) return Fail(st.message());
@@ -207,10 +240,13 @@ int Serve(int argc, char** argv) {
 
   // Jobs: runs are processes that call back to this server with a credential of their own.
   std::string runtime_path = config.runtime_path.empty() ? OPENGLUE_PYTHON_DIR : config.runtime_path;
-  jobs::LogStoreOptions log_options;
+  logs::LogStoreOptions log_options;
   log_options.retention_days = config.log_retention_days;
-  auto logs = jobs::LogStore::Make(config.data_dir + "/logs", &clock, log_options);
+  log_options.region = config.region;
+  log_options.account_id = config.account_id;
+  auto logs = logs::LogStore::Make(config.data_dir + "/logs", &clock, log_options);
   if (!logs.ok()) return Fail(logs.status().message());
+  LogStreamsRunOutput run_output(logs->get());
   std::unique_ptr<jobs::ProcessLauncher> launcher = jobs::MakePosixProcessLauncher(launcher_options);
   jobs::JobServiceOptions job_options;
   job_options.data_dir = config.data_dir;
@@ -234,11 +270,13 @@ int Serve(int argc, char** argv) {
         verifier->Revoke(id);
         authorizer.RemoveRun(id);
       }};
-  auto job_service = jobs::JobService::Make(store->get(), &clock, launcher.get(), logs->get(),
+  auto job_service = jobs::JobService::Make(store->get(), &clock, launcher.get(), &run_output,
                                             run_credentials, job_options);
   if (!job_service.ok()) return Fail(job_service.status().message());
   router.RegisterJobs(job_service->get());
-  (*catalog)->RegisterTaggableResource("job", jobs::JobExists);
+  tags.Register("job", [](store::Transaction* txn, const resource::Arn& arn) {
+    return jobs::JobExists(txn, arn.resource);
+  });
   router.RegisterLogs(logs->get());
   if (!(st = (*job_service)->Recover()).ok()) return Fail(st.message());
   (*logs)->Start();
@@ -287,6 +325,7 @@ int ListOperations() {
   // A catalog is only needed for its operation table.
   for (const auto& [name, method] : catalog::Catalog::Operations()) router.RegisterGlue(name, nullptr);
   for (const auto& [name, method] : jobs::JobService::Operations()) router.RegisterGlue(name, nullptr);
+  for (const auto& [name, method] : resource::TagService::Operations()) router.RegisterGlue(name, nullptr);
   for (const std::string& name : (*model)->OperationNames())
     std::cout << name << "\t" << (router.Implements(name) ? "implemented" : "not yet") << "\n";
   return 0;

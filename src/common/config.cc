@@ -26,9 +26,11 @@ Status ParseInt(const std::string& key, const std::string& value, int min, int m
 // The keys ApplyEnvironment takes from OPENGLUE_<KEY> variables (config.h's table).
 const char* const kEnvironmentKeys[] = {
     "host", "port", "data_dir", "access_key_id", "secret_access_key", "credentials", "region",
-    "account_id", "log_level", "max_clock_skew_seconds", "http_threads", "auth", "port_file",
-    "python", "runtime_path", "max_concurrent_runs", "log_retention_days", "job_user",
-    "job_uid_base", "job_uid_count", "server_key"};
+    "account_id", "log_level", "max_clock_skew_seconds", "http_threads", "http_header_timeout_seconds",
+    "http_body_timeout_seconds", "http_keepalive_timeout_seconds",
+    "http_max_connections_per_client", "http_max_body_bytes", "auth", "port_file",
+    "python", "runtime_path", "max_concurrent_runs", "log_retention_days", "store_max_readers",
+    "store_reader_idle_seconds", "job_user", "job_uid_base", "job_uid_count", "server_key"};
 
 // "RoleName: pattern, pattern": the role ends at the first ':' (IAM role names hold no ':').
 Status ParseRolePolicy(const std::string& value,
@@ -86,6 +88,16 @@ Status ServerConfig::Set(const std::string& raw_key, const std::string& value) {
     return ParseInt(key, value, 1, 7 * 24 * 3600, &max_clock_skew_seconds);
   } else if (key == "http_threads") {
     return ParseInt(key, value, 2, 4096, &http_threads);
+  } else if (key == "http_header_timeout_seconds") {
+    return ParseInt(key, value, 1, 3600, &http_header_timeout_seconds);
+  } else if (key == "http_body_timeout_seconds") {
+    return ParseInt(key, value, 1, 3600, &http_body_timeout_seconds);
+  } else if (key == "http_keepalive_timeout_seconds") {
+    return ParseInt(key, value, 1, 3600, &http_keepalive_timeout_seconds);
+  } else if (key == "http_max_connections_per_client") {
+    return ParseInt(key, value, 1, 1 << 20, &http_max_connections_per_client);
+  } else if (key == "http_max_body_bytes") {
+    return ParseInt(key, value, 1024, 1 << 30, &http_max_body_bytes);
   } else if (key == "auth") {
     if (value == "sigv4") require_auth = true;
     else if (value == "none") require_auth = false;
@@ -95,6 +107,9 @@ Status ServerConfig::Set(const std::string& raw_key, const std::string& value) {
   else if (key == "runtime_path") runtime_path = value;
   else if (key == "max_concurrent_runs") return ParseInt(key, value, 1, 10000, &max_concurrent_runs);
   else if (key == "log_retention_days") return ParseInt(key, value, 0, 36500, &log_retention_days);
+  else if (key == "store_max_readers") return ParseInt(key, value, 0, 1024, &store_max_readers);
+  else if (key == "store_reader_idle_seconds")
+    return ParseInt(key, value, 0, 24 * 3600, &store_reader_idle_seconds);
   else if (key == "role_policy") return ParseRolePolicy(value, &role_policies);
   else if (key == "job_user") {
     if (value.empty()) return Status::InvalidInput("config 'job_user' must be auto, none or a user name");

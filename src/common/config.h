@@ -13,13 +13,20 @@
 //   account_id      OPENGLUE_ACCOUNT_ID          --account-id      000000000000
 //   log_level       OPENGLUE_LOG_LEVEL           --log-level       info
 //   max_clock_skew_seconds OPENGLUE_MAX_CLOCK_SKEW_SECONDS --max-clock-skew-seconds 900
-//   http_threads    OPENGLUE_HTTP_THREADS        --http-threads    64
+//   http_threads    OPENGLUE_HTTP_THREADS        --http-threads    64 (request handlers)
+//   http_header_timeout_seconds      ...          --http-header-timeout-seconds 10
+//   http_body_timeout_seconds        ...          --http-body-timeout-seconds 60
+//   http_keepalive_timeout_seconds   ...          --http-keepalive-timeout-seconds 30
+//   http_max_connections_per_client  ...          --http-max-connections-per-client 4096
+//   http_max_body_bytes              ...          --http-max-body-bytes 16777216
 //   auth            OPENGLUE_AUTH                --auth            sigv4 (or "none")
 //   port_file       OPENGLUE_PORT_FILE           --port-file       (unset)
 //   python          OPENGLUE_PYTHON              --python          python3
 //   runtime_path    OPENGLUE_RUNTIME_PATH        --runtime-path    (the source tree's python/)
 //   max_concurrent_runs OPENGLUE_MAX_CONCURRENT_RUNS --max-concurrent-runs 16
 //   log_retention_days OPENGLUE_LOG_RETENTION_DAYS --log-retention-days 30
+//   store_max_readers OPENGLUE_STORE_MAX_READERS --store-max-readers 0 (= 2 x cores, at least 4)
+//   store_reader_idle_seconds OPENGLUE_STORE_READER_IDLE_SECONDS --store-reader-idle-seconds 60
 //   role_policy     (file only, repeatable)      --                (DefaultRunPolicy per Role)
 //   job_user        OPENGLUE_JOB_USER            --job-user        auto
 //   job_uid_base    OPENGLUE_JOB_UID_BASE        --job-uid-base    1000000000
@@ -51,6 +58,16 @@ struct ServerConfig {
   std::string log_level = "info";
   int max_clock_skew_seconds = 900;
   int http_threads = 64;
+  // Limits on HTTP clients (api/http_server.h): time to send a request's head (from its first
+  // byte) and body (from the head's end), idle keep-alive time, connections per client IP
+  // address, and the largest request body (16 MiB: far above any real Glue request, whose
+  // largest, a 100-partition BatchCreatePartition or an UpdateTable with thousands of columns,
+  // stays in the low MiB).
+  int http_header_timeout_seconds = 10;
+  int http_body_timeout_seconds = 60;
+  int http_keepalive_timeout_seconds = 30;
+  int http_max_connections_per_client = 4096;
+  int http_max_body_bytes = 16 << 20;
   bool require_auth = true;
   // When set, the server writes the port it listens on to this file once it is ready.
   std::string port_file;
@@ -60,6 +77,10 @@ struct ServerConfig {
   std::string runtime_path;
   int max_concurrent_runs = 16;
   int log_retention_days = 30;
+  // Metadata store (SQLite): the most reader connections open at once (0 = 2 x cores, at least
+  // 4) and how long an idle one is kept before it is closed.
+  int store_max_readers = 0;
+  int store_reader_idle_seconds = 60;
   // Job-run credentials: Role name -> allowed action patterns (`role_policy = Role: glue:Get*,
   // logs:*` lines, repeatable). Roles not listed get the default policy (api/authorizer.h).
   std::map<std::string, std::vector<std::string>> role_policies;

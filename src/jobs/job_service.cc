@@ -1,16 +1,24 @@
 #include "jobs/job_service.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
 
-#include "catalog/catalog_util.h"
+#include "resource/paging.h"
+#include "resource/request.h"
+#include "resource/tags.h"
 #include "common/logging.h"
 #include "common/strings.h"
+#include "storage/local_object_store.h"
+#include "storage/location.h"
 
 namespace openglue::jobs {
 namespace {
@@ -30,7 +38,16 @@ const std::vector<std::string>& SupportedCommands() {
   return kCommands;
 }
 
-using catalog::GetString;
+using resource::GetString;
+
+// The last '/'-separated part of a path or URI, when it is a plain file name (not "", "." or
+// ".."); else `fallback`. Names the copy of an object in the run's folder.
+std::string SafeFileName(const std::string& uri, const std::string& fallback) {
+  size_t slash = uri.find_last_of('/');
+  std::string name = slash == std::string::npos ? uri : uri.substr(slash + 1);
+  if (name.empty() || name == "." || name == ".." || name.size() > 200) return fallback;
+  return name;
+}
 
 std::string RandomHex(size_t digits) {
   static thread_local std::mt19937_64 rng(std::random_device{}());
@@ -161,22 +178,29 @@ Status JobExists(store::Transaction* txn, const std::vector<std::string>& resour
 }
 
 JobService::JobService(store::MetadataStore* store, const Clock* clock, ProcessLauncher* launcher,
-                       LogStore* logs, RunCredentials credentials, JobServiceOptions options)
+                       RunOutput* logs, RunCredentials credentials, JobServiceOptions options)
     : store_(store), clock_(clock), launcher_(launcher), logs_(logs),
       credentials_(std::move(credentials)), options_(std::move(options)) {}
 
 JobService::~JobService() { Stop(); }
 
 Result<std::unique_ptr<JobService>> JobService::Make(store::MetadataStore* store, const Clock* clock,
-                                                     ProcessLauncher* launcher, LogStore* logs,
+                                                     ProcessLauncher* launcher, RunOutput* logs,
                                                      RunCredentials credentials,
                                                      JobServiceOptions options) {
   if (!store || !clock || !launcher || !logs) return Status::Internal("JobService needs its parts");
   std::error_code ec;
   std::filesystem::create_directories(options.data_dir + "/runs", ec);
   if (ec) return Status::InvalidInput("cannot create " + options.data_dir + "/runs: " + ec.message());
-  return std::unique_ptr<JobService>(
+  std::unique_ptr<JobService> service(
       new JobService(store, clock, launcher, logs, std::move(credentials), std::move(options)));
+  service->objects_ = service->options_.objects;
+  if (!service->objects_) {
+    OG_ASSIGN_OR_RETURN(service->own_objects_,
+                        storage::LocalObjectStore::Make({service->options_.data_dir + "/s3"}));
+    service->objects_ = service->own_objects_.get();
+  }
+  return service;
 }
 
 const std::vector<std::pair<std::string, JobService::Operation>>& JobService::Operations() {
@@ -191,10 +215,32 @@ const std::vector<std::pair<std::string, JobService::Operation>>& JobService::Op
   return kOperations;
 }
 
-std::string JobService::LocalPath(const std::string& uri) const {
-  if (StartsWith(uri, "s3://")) return options_.data_dir + "/s3/" + uri.substr(5);
-  if (StartsWith(uri, "file://")) return uri.substr(7);
-  return uri;
+Result<std::string> JobService::LocalPath(const std::string& uri,
+                                          const std::string& copy_to) const {
+  OG_ASSIGN_OR_RETURN(storage::Location location, storage::ParseLocation(uri));
+  if (location.scheme == storage::LocationScheme::kLocalFile) return location.path;
+  if (location.key.empty() || location.key.back() == '/')
+    return Status::InvalidInput(uri + " names a folder; give the path of a file");
+  // Never the server's own path arithmetic: the store decides what a key is and refuses
+  // whatever would leave it ("..", links, absolute keys).
+  OG_ASSIGN_OR_RETURN(std::string data, objects_->ReadAll(location.bucket, location.key));
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(copy_to).parent_path(), ec);
+  int fd = ::open(copy_to.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::Internal("cannot create " + copy_to + ": " + std::strerror(errno));
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      ::close(fd);
+      return Status::Internal("cannot write " + copy_to + ": " + std::strerror(err));
+    }
+    done += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  return copy_to;
 }
 
 std::string JobService::JobArn(const std::string& name) const {
@@ -218,7 +264,7 @@ Result<Json> JobService::CreateJob(const Json& request) {
     return Status::AlreadyExists("Job with name " + name + " already exists.");
   OG_RETURN_NOT_OK(st);
   if (request.contains("Tags") && !request["Tags"].empty())
-    OG_RETURN_NOT_OK(catalog::AddTags(txn.get(), JobArn(name), request["Tags"]));
+    OG_RETURN_NOT_OK(resource::AddTags(txn.get(), JobArn(name), request["Tags"]));
   OG_RETURN_NOT_OK(txn->Commit());
   return Json{{"Name", name}};
 }
@@ -246,8 +292,8 @@ Result<Json> JobService::GetJob(const Json& request) {
 
 Result<Json> JobService::GetJobs(const Json& request) {
   OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
-  OG_ASSIGN_OR_RETURN(catalog::Page page,
-                   catalog::ScanPage(txn.get(), kJob, "", request, catalog::PageSize(request, 100),
+  OG_ASSIGN_OR_RETURN(resource::Page page,
+                   resource::ScanPage(txn.get(), kJob, "", request, resource::PageSize(request, 100),
                                      [](const store::Row&) -> Result<bool> { return true; }));
   Json jobs = Json::array();
   for (const auto& row : page.rows) jobs.push_back(Json::parse(row.doc));
@@ -261,14 +307,14 @@ Result<Json> JobService::ListJobs(const Json& request) {
   OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
   auto tagged = [&](const store::Row& row) -> Result<bool> {
     if (wanted_tags.empty()) return true;
-    OG_ASSIGN_OR_RETURN(auto tags_doc, txn->Get(catalog::kTags, JobArn(row.key)));
+    OG_ASSIGN_OR_RETURN(auto tags_doc, txn->Get(resource::kTags, JobArn(row.key)));
     Json tags = tags_doc ? Json::parse(*tags_doc) : Json::object();
     for (auto& [k, v] : wanted_tags.items())
       if (!tags.contains(k) || tags[k] != v) return false;
     return true;
   };
-  OG_ASSIGN_OR_RETURN(catalog::Page page, catalog::ScanPage(txn.get(), kJob, "", request,
-                                                         catalog::PageSize(request, 100), tagged));
+  OG_ASSIGN_OR_RETURN(resource::Page page, resource::ScanPage(txn.get(), kJob, "", request,
+                                                         resource::PageSize(request, 100), tagged));
   Json names = Json::array();
   for (const auto& row : page.rows) names.push_back(row.key);
   Json response{{"JobNames", std::move(names)}};
@@ -303,7 +349,7 @@ Result<Json> JobService::DeleteJob(const Json& request) {
   }
   OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
   OG_RETURN_NOT_OK(txn->Delete(kJob, name).status());
-  OG_RETURN_NOT_OK(txn->Delete(catalog::kTags, JobArn(name)).status());
+  OG_RETURN_NOT_OK(txn->Delete(resource::kTags, JobArn(name)).status());
   OG_RETURN_NOT_OK(txn->Commit());
   return Json{{"JobName", name}};
 }
@@ -448,9 +494,9 @@ Result<Json> JobService::GetJobRuns(const Json& request) {
   OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
   OG_ASSIGN_OR_RETURN(auto job, txn->Get(kJob, name));
   // Runs are keyed newest first under their job's name.
-  OG_ASSIGN_OR_RETURN(catalog::Page page,
-                   catalog::ScanPage(txn.get(), kJobRun, store::PrefixOf({name}), request,
-                                     catalog::PageSize(request, 100),
+  OG_ASSIGN_OR_RETURN(resource::Page page,
+                   resource::ScanPage(txn.get(), kJobRun, store::PrefixOf({name}), request,
+                                     resource::PageSize(request, 100),
                                      [](const store::Row&) -> Result<bool> { return true; }));
   // A deleted job keeps its run history; only a job that never ran is unknown.
   if (!job && page.rows.empty() && GetString(request, "NextToken").empty())
@@ -514,24 +560,34 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
   const Json& og = (*doc)["_og"];
   const Json& command = og["command"];
   std::string script = GetString(command, "ScriptLocation");
-  std::string local = LocalPath(script);
   std::string dir = RunDir(run->run_id);
   std::error_code ec;
   std::filesystem::create_directories(dir + "/work", ec);
   std::filesystem::create_directories(dir + "/tmp", ec);
+  // An s3:// script is copied out of the store into the run's script/ folder and run from there.
+  Result<std::string> fetched =
+      LocalPath(script, dir + "/script/" + SafeFileName(script, "script.py"));
+  if (!fetched.ok())
+    return Finish(run, doc, "FAILED",
+                  "Script " + script +
+                      (fetched.status().code() == StatusCode::kEntityNotFound ? " not found: "
+                                                                               : " cannot be run: ") +
+                      fetched.status().message());
+  std::string local = *fetched;
   if (!std::filesystem::is_regular_file(local, ec))
     return Finish(run, doc, "FAILED",
                   "Script " + script + " not found (looked for " + local + ")");
 
-  // The run executes its own copy of the script, inside its folder: a job user that may not read
-  // the original's folder can still run it, and a later change to the original does not reach
-  // a run already started.
-  const std::string script_copy =
-      dir + "/script/" + std::filesystem::path(local).filename().string();
-  std::filesystem::create_directories(dir + "/script", ec);
-  std::filesystem::copy_file(local, script_copy, std::filesystem::copy_options::overwrite_existing, ec);
-  if (ec) return Finish(run, doc, "FAILED", "Script " + script + " could not be copied: " + ec.message());
-  local = script_copy;
+  // A local script is copied too: a job user that may not read the original's folder can
+  // still run it, and a later change to the original does not reach a run already started.
+  if (!StartsWith(local, dir + "/script/")) {
+    const std::string script_copy =
+        dir + "/script/" + std::filesystem::path(local).filename().string();
+    std::filesystem::create_directories(dir + "/script", ec);
+    std::filesystem::copy_file(local, script_copy, std::filesystem::copy_options::overwrite_existing, ec);
+    if (ec) return Finish(run, doc, "FAILED", "Script " + script + " could not be copied: " + ec.message());
+    local = script_copy;
+  }
 
   const Json& arguments = (*doc)["Arguments"];
   std::vector<std::string> argv = {options_.python, "-u", local};
@@ -539,10 +595,12 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
   argv.insert(argv.end(), {"--JOB_NAME", run->job, "--JOB_ID", job_id, "--JOB_RUN_ID", run->run_id});
   bool has_temp_dir = false;
   std::string extra_py_files;
+  std::string extra_files;
   for (auto& [key, value] : arguments.items()) {
     std::string flag = StartsWith(key, "--") ? key : "--" + key;
     if (flag == "--TempDir") has_temp_dir = true;
     if (flag == "--extra-py-files") extra_py_files = value.is_string() ? value.get<std::string>() : "";
+    if (flag == "--extra-files") extra_files = value.is_string() ? value.get<std::string>() : "";
     argv.push_back(flag);
     argv.push_back(value.is_string() ? value.get<std::string>() : DumpJson(value));
   }
@@ -550,26 +608,64 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
 
   std::string python_path = options_.runtime_path;
   // A .py file on PYTHONPATH is not importable (entries must be folders or zip files), so
-  // single modules are copied into the run's own py/ folder, which goes on the path instead.
+  // single modules go into the run's own py/ folder, which goes on the path instead: objects
+  // are copied there out of the store; a local file is linked there, so the run opens it with
+  // its own rights, never the server's. Other entries (.zip, .egg, .whl) go on the path as
+  // they are, objects as copies in py/<n>-<name>.
   const std::string py_dir = dir + "/py";
   bool py_dir_on_path = false;
+  int entry_number = 0;
   for (const std::string& entry : Split(extra_py_files, ',')) {
-    std::string path = Trim(entry);
-    if (path.empty()) continue;
-    path = LocalPath(path);
-    std::filesystem::path file(path);
-    if (file.extension() == ".py") {
-      std::filesystem::create_directories(py_dir, ec);
-      std::filesystem::copy_file(file, py_dir + "/" + file.filename().string(),
-                                 std::filesystem::copy_options::overwrite_existing, ec);
-      if (ec)
-        return Finish(run, doc, "FAILED",
-                      "--extra-py-files: cannot use " + Trim(entry) + ": " + ec.message());
+    std::string uri = Trim(entry);
+    if (uri.empty()) continue;
+    std::string name = SafeFileName(uri, "");
+    bool is_py = name.size() > 3 && name.compare(name.size() - 3, 3, ".py") == 0;
+    std::string copy_to = py_dir + "/" + (is_py ? name : std::to_string(++entry_number) + "-" + name);
+    Result<std::string> local = name.empty()
+        ? Result<std::string>(Status::InvalidInput(uri + " names no file"))
+        : LocalPath(uri, copy_to);
+    if (!local.ok())
+      return Finish(run, doc, "FAILED",
+                    "--extra-py-files: cannot use " + uri + ": " + local.status().message());
+    std::string path = *local;
+    if (path != copy_to && !std::filesystem::exists(path, ec))
+      return Finish(run, doc, "FAILED", "--extra-py-files: cannot use " + uri + ": no such file");
+    if (is_py) {
+      if (path != copy_to) {
+        std::filesystem::create_directories(py_dir, ec);
+        std::filesystem::remove(copy_to, ec);
+        std::filesystem::create_symlink(std::filesystem::absolute(path, ec), copy_to, ec);
+        if (ec)
+          return Finish(run, doc, "FAILED",
+                        "--extra-py-files: cannot use " + uri + ": " + ec.message());
+      }
       if (py_dir_on_path) continue;
       py_dir_on_path = true;
       path = py_dir;
     }
     python_path += (python_path.empty() ? "" : ":") + path;
+  }
+  // --extra-files: copied (objects) or linked (local files) into the working directory, as
+  // Glue copies them next to the script.
+  for (const std::string& entry : Split(extra_files, ',')) {
+    std::string uri = Trim(entry);
+    if (uri.empty()) continue;
+    std::string name = SafeFileName(uri, "");
+    std::string copy_to = dir + "/work/" + name;
+    Result<std::string> local = name.empty()
+        ? Result<std::string>(Status::InvalidInput(uri + " names no file"))
+        : LocalPath(uri, copy_to);
+    if (!local.ok())
+      return Finish(run, doc, "FAILED",
+                    "--extra-files: cannot use " + uri + ": " + local.status().message());
+    if (*local != copy_to) {
+      if (!std::filesystem::exists(*local, ec))
+        return Finish(run, doc, "FAILED", "--extra-files: cannot use " + uri + ": no such file");
+      std::filesystem::remove(copy_to, ec);
+      std::filesystem::create_symlink(std::filesystem::absolute(*local, ec), copy_to, ec);
+      if (ec)
+        return Finish(run, doc, "FAILED", "--extra-files: cannot use " + uri + ": " + ec.message());
+    }
   }
   std::string access_key = "OGRUN" + RandomHex(15);
   RunGrant grant{access_key, run->job, run->run_id, GetString(og, "role")};

@@ -30,9 +30,10 @@
 #include "common/clock.h"
 #include "common/json.h"
 #include "common/status.h"
-#include "jobs/log_store.h"
+#include "jobs/run_output.h"
 #include "jobs/process_launcher.h"
 #include "store/metadata_store.h"
+#include "storage/object_store.h"
 
 namespace openglue::jobs {
 
@@ -46,6 +47,9 @@ struct JobServiceOptions {
   int max_concurrent_runs = 16;       // server-wide; further runs wait in WAITING
   int stop_grace_seconds = 10;        // BatchStopJobRun: SIGTERM, then SIGKILL after this
   int tick_interval_ms = 10;
+  // Where s3:// paths (scripts, --extra-py-files, --extra-files) are read. Borrowed; it must
+  // outlive the service. Null: the embedded store over <data_dir>/s3.
+  storage::ObjectStore* objects = nullptr;
 };
 
 // The credential a run uses to call back to the server, and what it stands for.
@@ -65,7 +69,7 @@ struct RunCredentials {
   std::function<void(const std::string& access_key_id)> revoke;
 };
 
-// For Catalog::RegisterTaggableResource("job", ...): OK when resource {"job", name} names an
+// For resource::TagService::Register("job", ...): OK when resource {"job", name} names an
 // existing job, else EntityNotFound.
 Status JobExists(store::Transaction* txn, const std::vector<std::string>& resource);
 
@@ -73,7 +77,7 @@ class JobService {
  public:
   // Borrowed: store, clock, launcher, logs; they must outlive the service.
   static Result<std::unique_ptr<JobService>> Make(store::MetadataStore* store, const Clock* clock,
-                                                  ProcessLauncher* launcher, LogStore* logs,
+                                                  ProcessLauncher* launcher, RunOutput* logs,
                                                   RunCredentials credentials,
                                                   JobServiceOptions options);
   ~JobService();
@@ -104,7 +108,7 @@ class JobService {
 
  private:
   JobService(store::MetadataStore* store, const Clock* clock, ProcessLauncher* launcher,
-             LogStore* logs, RunCredentials credentials, JobServiceOptions options);
+             RunOutput* logs, RunCredentials credentials, JobServiceOptions options);
 
   struct ActiveRun;
   Status TickRun(ActiveRun* run);
@@ -118,17 +122,23 @@ class JobService {
   int LaunchedCount() const;                      // REQUIRES(mutex_)
   std::string RunDir(const std::string& run_id) const;
   std::string JobArn(const std::string& name) const;
-  // Where an s3://, file:// or local path is on this machine (s3:// is the embedded store).
-  std::string LocalPath(const std::string& uri) const;
+  // A local path for the file at `uri`, for the run's process to open. An s3://, s3a:// or
+  // s3n:// object is read through the object store (confined: storage/local_object_store.h)
+  // and copied to `copy_to`; a file:// or plain path is returned as it is (the run opens it with
+  // its own rights). InvalidInput (a location the store refuses, a folder) or EntityNotFound,
+  // with a message naming `uri`.
+  Result<std::string> LocalPath(const std::string& uri, const std::string& copy_to) const;
   // Wakes the ticker for an immediate Tick (a run was started or stopped).
   void Kick();
 
   store::MetadataStore* store_;
   const Clock* clock_;
   ProcessLauncher* launcher_;
-  LogStore* logs_;
+  RunOutput* logs_;
   RunCredentials credentials_;
   JobServiceOptions options_;
+  std::unique_ptr<storage::ObjectStore> own_objects_;  // the embedded store, unless given one
+  storage::ObjectStore* objects_ = nullptr;
 
   mutable std::mutex mutex_;
   // Active runs by sequence number, i.e. in start order (the queue is FIFO).

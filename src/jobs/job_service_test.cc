@@ -45,19 +45,13 @@ class FakeLauncher : public ProcessLauncher {
   std::vector<std::pair<int, int>> signals;
 };
 
-class FakeLogs : public LogStore {
+class FakeLogs : public RunOutput {
  public:
   explicit FakeLogs(std::string root) : root_(std::move(root)) {}
-  std::string StdoutPath(const std::string& id) const override { return root_ + "/" + id + ".out"; }
-  std::string StderrPath(const std::string& id) const override { return root_ + "/" + id + ".err"; }
+  std::string StdoutPath(const std::string& id) override { return root_ + "/" + id + ".out"; }
+  std::string StderrPath(const std::string& id) override { return root_ + "/" + id + ".err"; }
   void Follow(const std::string& id) override { followed.insert(id); }
   void Finish(const std::string& id) override { finished.insert(id); }
-  void Start() override {}
-  void Stop() override {}
-  Result<Json> DescribeLogGroups(const Json&) override { return Json::object(); }
-  Result<Json> DescribeLogStreams(const Json&) override { return Json::object(); }
-  Result<Json> GetLogEvents(const Json&) override { return Json::object(); }
-  Result<Json> FilterLogEvents(const Json&) override { return Json::object(); }
   std::set<std::string> followed, finished;
 
  private:
@@ -143,8 +137,11 @@ TEST_F(JobServiceTest, RunSucceedsWithMergedArgumentsAndACallbackCredential) {
       if (argv[i] == flag) return argv[i + 1];
     return std::string("<absent>");
   };
-  // The run executes its own copy of the script, in its folder (readable by a job user).
+  // The script runs from a copy read out of the store into the run's own folder.
   EXPECT_EQ(argv[2], dir_ + "/runs/" + id + "/script/job.py");
+  std::ifstream copy(argv[2]);
+  std::string text((std::istreambuf_iterator<char>(copy)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "print('hello')\n");
   EXPECT_EQ(launcher_.launched[0].run_dir, dir_ + "/runs/" + id);
   // The secret the grant returned reaches the run through its environment only.
   ASSERT_EQ(granted.size(), 1u);
@@ -321,6 +318,25 @@ TEST_F(JobServiceTest, MissingScriptFailsTheRunWithAClearMessage) {
   Json run = Run("etl", id);
   EXPECT_EQ(run["JobRunState"], "FAILED");
   EXPECT_NE(run["ErrorMessage"].get<std::string>().find("s3://scripts/none.py not found"), std::string::npos);
+}
+
+TEST_F(JobServiceTest, ScriptPathsThatLeaveTheStoreFailTheRunAndAreNeverLaunched) {
+  std::filesystem::create_directories(dir_ + "/outside");
+  std::ofstream(dir_ + "/outside/evil.py") << "print('evil')\n";
+  std::filesystem::create_symlink(dir_ + "/outside/evil.py", dir_ + "/s3/scripts/link.py");
+  int n = 0;
+  for (const std::string& location : std::vector<std::string>{"s3://../outside/evil.py", "s3://scripts/../../outside/evil.py", "s3://scripts/link.py",
+        "s3a://scripts/../../outside/evil.py", "s3://scripts/" + dir_ + "/outside/evil.py"}) {
+    std::string job = "evil" + std::to_string(++n);
+    CreateJob(job, {{"Command", {{"Name", "pythonshell"}, {"ScriptLocation", location}}}});
+    std::string id = Start(job);
+    service_->Tick();
+    Json run = Run(job, id);
+    EXPECT_EQ(run["JobRunState"], "FAILED") << location;
+    EXPECT_NE(run["ErrorMessage"].get<std::string>().find(location), std::string::npos)
+        << run["ErrorMessage"];
+  }
+  EXPECT_TRUE(launcher_.launched.empty());
 }
 
 TEST_F(JobServiceTest, ARunThatCannotBeStartedEndsInError) {
