@@ -270,8 +270,8 @@ int Serve(int argc, char** argv) {
         verifier->Revoke(id);
         authorizer.RemoveRun(id);
       }};
-  auto job_service = jobs::JobService::Make(store->get(), &clock, launcher.get(), &run_output,
-                                            run_credentials, job_options);
+  auto job_service = jobs::JobService::Make(store->get(), &clock, &random, launcher.get(),
+                                            &run_output, run_credentials, job_options);
   if (!job_service.ok()) return Fail(job_service.status().message());
   router.RegisterJobs(job_service->get());
   tags.Register("job", [](store::Transaction* txn, const resource::Arn& arn) {
