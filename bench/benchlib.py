@@ -199,7 +199,9 @@ class OpenGlueServer(ServerProcess):
             self.proc = subprocess.Popen(
                 [self.binary, "serve", "--port", "0", "--host", HOST, "--data-dir", self.data_dir,
                  "--port-file", port_file, "--access-key-id", ACCESS_KEY,
-                 "--secret-access-key", SECRET_KEY, "--region", REGION, *self.extra_args],
+                 "--region", REGION, *self.extra_args],
+                # The secret goes through the environment: a command line is public.
+                env={**os.environ, "OPENGLUE_SECRET_ACCESS_KEY": SECRET_KEY},
                 stdout=out, stderr=subprocess.STDOUT)
         deadline = time.time() + 30
         while time.time() < deadline:

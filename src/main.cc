@@ -1,16 +1,21 @@
 // openglue: wiring only. Parses the command line and configuration, builds the store, the
 // catalog and the API, and serves until SIGINT or SIGTERM.
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstring>
+#include <set>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <thread>
 
+#include "api/authorizer.h"
 #include "api/http_server.h"
 #include "api/router.h"
+#include "api/run_secrets.h"
 #include "api/service_model.h"
 #include "catalog/catalog.h"
 #include "resource/tags.h"
@@ -22,6 +27,7 @@
 #include "common/config.h"
 #include "common/logging.h"
 #include "common/random.h"
+#include "jobs/run_sandbox.h"
 #include "store/sqlite_store.h"
 
 extern char** environ;
@@ -65,7 +71,9 @@ OPENGLUE_<KEY>; flags win over the environment, which wins over the file):
   --port N                      listen port, 0 = any free [4690]
   --data-dir DIR                where everything is kept  [./openglue-data]
   --access-key-id ID            accepted SigV4 access key [test]
-  --secret-access-key SECRET    its secret                [test]
+                                Its secret is never a flag (command lines are readable by
+                                every process): `secret_access_key = ...` in the config file
+                                or OPENGLUE_SECRET_ACCESS_KEY [test]
   --region NAME                 region in ARNs            [us-east-1]
   --account-id ID               default CatalogId         [000000000000]
   --log-level LEVEL             debug|info|warn|error     [info]
@@ -87,6 +95,17 @@ OPENGLUE_<KEY>; flags win over the environment, which wins over the file):
   --log-retention-days N        keep job-run logs this long, 0 = forever [30]
   --store-max-readers N         metadata store reader connections, 0 = 2 x cores [0]
   --store-reader-idle-seconds N close a reader idle this long [60]
+  --job-user auto|none|USER     who job processes run as: auto = a distinct unprivileged
+                                uid per run when the server runs as root [auto]
+  --job-uid-base N              auto: the object store's group is gid N, runs get uids
+                                N+1 .. N+job-uid-count [1000000000]
+  --job-uid-count N             [1000000]
+
+Config-file only: `role_policy = ROLE: glue:Get*, glue:BatchCreatePartition, logs:*` (repeatable)
+sets what the credentials of runs of jobs with that Role may call; other roles get the default
+(catalog reads and writes, no DeleteDatabase, no job/trigger/crawler administration).
+`server_key` (or OPENGLUE_SERVER_KEY) sets the key run secrets are derived from, else
+<data-dir>/server.key is made on first start.
   --help                        this text
 
 Clients: boto3.client("glue", endpoint_url="http://127.0.0.1:4690", region_name="us-east-1",
@@ -97,6 +116,11 @@ std::vector<std::string> Environment() {
   std::vector<std::string> out;
   for (char** e = environ; e && *e; ++e) out.emplace_back(*e);
   return out;
+}
+
+std::string Upper(std::string s) {
+  for (char& ch : s) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  return s;
 }
 
 int Fail(const std::string& message) {
@@ -133,6 +157,14 @@ int Serve(int argc, char** argv) {
       }
       value = argv[++i];
     }
+    std::string normalized = key;
+    for (char& ch : normalized) if (ch == '-') ch = '_';
+    if (normalized == "secret_access_key" || normalized == "credentials" ||
+        normalized == "server_key")
+      return Fail("--" + key + " is refused: a command line is readable by every process on "
+                  "this machine (/proc/<pid>/cmdline). Put `" + normalized + " = ...` in the "
+                  "config file (--config FILE, readable by the server's user only) or set " +
+                  "OPENGLUE_" + Upper(normalized) + " in the server's environment");
     if (key == "config") config_file = value;
     else flags.emplace_back(key, value);
   }
@@ -146,6 +178,9 @@ int Serve(int argc, char** argv) {
   ParseLogLevel(config.log_level, &level);
   SetLogLevel(level);
 
+  // Everything the server creates (metadata, keys, logs, run folders) is its own unless it says
+  // otherwise: job code must not read it.
+  umask(077);
   std::error_code ec;
   std::filesystem::create_directories(config.data_dir, ec);
   if (ec) return Fail("cannot create data directory '" + config.data_dir + "': " + ec.message());
@@ -157,6 +192,18 @@ int Serve(int argc, char** argv) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
+
+  // Who job processes run as, and what they may reach.
+  auto job_user = jobs::ResolveJobUser(config.job_user, config.job_uid_base, config.job_uid_count);
+  if (!job_user.ok()) return Fail(job_user.status().message());
+  if (!(st = jobs::PrepareDataDir(config.data_dir, *job_user)).ok()) return Fail(st.message());
+  if (!(st = jobs::CheckJobUserCanRun(config.python, *job_user)).ok()) return Fail(st.message());
+  jobs::PosixLauncherOptions launcher_options;
+  launcher_options.user = *job_user;
+  launcher_options.cgroup_root = jobs::FindCgroupRoot();
+  SystemRandom random;
+  auto run_secrets = api::RunSecrets::Make(config.data_dir + "/server.key", config.server_key, &random);
+  if (!run_secrets.ok()) return Fail(run_secrets.status().message());
 
   SystemClock clock;
   store::SqliteStoreOptions store_options;
@@ -176,6 +223,13 @@ int Serve(int argc, char** argv) {
   if (!logs_model.ok()) return Fail(logs_model.status().message());
   api::Router router(model->get(), logs_model->get());
   router.RegisterCatalog(catalog->get());
+  // The configured credentials administer everything; run credentials get their Role's policy.
+  std::set<std::string> administrators;
+  for (const auto& [id, secret] : config.credentials) administrators.insert(id);
+  api::RunAuthorizer authorizer(std::move(administrators), config.role_policies);
+  router.SetAuthorizer([&authorizer](const std::string& principal, const std::string& action) {
+    return authorizer.Authorize(principal, action);
+  });
   for (const auto& [name, method] : resource::TagService::Operations())
     router.RegisterGlue(name, [&tags, method = method](const Json& request) { return (tags.*method)(request); });
   auto server = api::HttpServer::Make(config, &router, &clock);
@@ -193,7 +247,7 @@ int Serve(int argc, char** argv) {
   auto logs = logs::LogStore::Make(config.data_dir + "/logs", &clock, log_options);
   if (!logs.ok()) return Fail(logs.status().message());
   LogStreamsRunOutput run_output(logs->get());
-  std::unique_ptr<jobs::ProcessLauncher> launcher = jobs::MakePosixProcessLauncher();
+  std::unique_ptr<jobs::ProcessLauncher> launcher = jobs::MakePosixProcessLauncher(launcher_options);
   jobs::JobServiceOptions job_options;
   job_options.data_dir = config.data_dir;
   std::string callback_host = config.host == "0.0.0.0" || config.host == "::" ? "127.0.0.1" : config.host;
@@ -204,10 +258,18 @@ int Serve(int argc, char** argv) {
   job_options.runtime_path = runtime_path;
   job_options.max_concurrent_runs = config.max_concurrent_runs;
   api::SigV4Verifier* verifier = (*server)->verifier();
+  const api::RunSecrets* secrets = &*run_secrets;
   jobs::RunCredentials run_credentials{
-      [verifier](const std::string& id, const std::string& secret) { verifier->Grant(id, secret); },
-      [verifier](const std::string& id) { verifier->Revoke(id); }};
-  SystemRandom random;
+      [verifier, secrets, &authorizer](const jobs::RunGrant& grant) {
+        std::string secret = secrets->SecretFor(grant.access_key_id);
+        authorizer.AddRun(grant.access_key_id, {grant.job, grant.run_id, grant.role});
+        verifier->Grant(grant.access_key_id, secret);
+        return secret;
+      },
+      [verifier, &authorizer](const std::string& id) {
+        verifier->Revoke(id);
+        authorizer.RemoveRun(id);
+      }};
   auto job_service = jobs::JobService::Make(store->get(), &clock, &random, launcher.get(),
                                             &run_output, run_credentials, job_options);
   if (!job_service.ok()) return Fail(job_service.status().message());
@@ -224,6 +286,15 @@ int Serve(int argc, char** argv) {
     std::ofstream(tmp) << port << "\n";
     std::filesystem::rename(tmp, config.port_file, ec);
   }
+  OG_LOG(kInfo, "job processes run as "
+                    << (!job_user->enabled ? std::string("the server's user")
+                        : job_user->per_run ? "a uid of their own per run (from " +
+                                                  std::to_string(job_user->uid_base + 1) + ")"
+                                            : "user " + config.job_user)
+                    << "; contained by "
+                    << (launcher_options.cgroup_root.empty()
+                            ? std::string("their process group (no writable cgroup v2)")
+                            : "a cgroup per run under " + launcher_options.cgroup_root));
   OG_LOG(kInfo, "openglue " << kVersion << " listening on http://" << config.host << ":" << port
                             << " (data dir " << config.data_dir << ", auth "
                             << (config.require_auth ? "sigv4" : "none") << ")");

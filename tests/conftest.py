@@ -90,6 +90,66 @@ class Server:
                             config=config, **kwargs)
 
 
+# When the server runs as root, job processes run as unprivileged uids whose shared group is
+# JOB_GROUP (the server's default job_uid_base). They must be able to execute this interpreter,
+# which may live under a folder only root may enter (pyenv in /root, mode 0700): the suite grants
+# that group search permission (x, not read) on such folders through an ACL entry, leaving every
+# other permission as it is. Operators do the same, or point `python` at a reachable interpreter.
+JOB_GROUP = 1000000000
+
+
+def _acl(mode, group_perm):
+    """Linux's POSIX ACL xattr: the mode's owner, group and other bits plus JOB_GROUP."""
+    import struct
+    entries = [(0x01, (mode >> 6) & 7, 0xFFFFFFFF), (0x04, (mode >> 3) & 7, 0xFFFFFFFF),
+               (0x08, group_perm, JOB_GROUP), (0x10, ((mode >> 3) & 7) | group_perm, 0xFFFFFFFF),
+               (0x20, mode & 7, 0xFFFFFFFF)]
+    return struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *e) for e in entries)
+
+
+def _grant_job_group_search(folder):
+    os.setxattr(folder, "system.posix_acl_access", _acl(os.stat(folder).st_mode, 1))
+
+
+def _let_job_users_run_python():
+    if os.geteuid() != 0:
+        return
+    for path in {os.path.realpath(sys.executable), os.path.realpath(shutil.which("python3") or sys.executable)}:
+        folder = os.path.dirname(path)
+        while folder not in ("/", ""):
+            if not os.stat(folder).st_mode & 0o001:
+                _grant_job_group_search(folder)
+            folder = os.path.dirname(folder)
+
+
+_let_job_users_run_python()
+
+
+def open_to_job_users(path):
+    """Lets job processes reach `path`: when the server runs as root, each run has an unprivileged
+    uid of its own, and pytest's temporary folders are root's alone (0700)."""
+    path = os.path.abspath(str(path))
+    os.chmod(path, os.stat(path).st_mode | 0o777)
+    if os.geteuid() == 0:
+        # Files that runs (each its own uid) create here stay readable and writable by the
+        # others, as tests pass one trace file to several runs.
+        os.setxattr(path, "system.posix_acl_default", _acl(0o770, 7))
+    parent = os.path.dirname(path)
+    while parent not in ("/", ""):
+        mode = os.stat(parent).st_mode
+        if not mode & 0o001:
+            os.chmod(parent, mode | 0o011)
+        parent = os.path.dirname(parent)
+    return path
+
+
+@pytest.fixture()
+def tmp_path(tmp_path):
+    """pytest's tmp_path, open to job processes (tests pass it to job scripts as --out)."""
+    open_to_job_users(tmp_path)
+    return tmp_path
+
+
 @pytest.fixture(scope="session")
 def cli_env(tmp_path_factory):
     """The environment of an AWS CLI call: the server's local credentials and nothing of the

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from conftest import raises_glue
+from conftest import open_to_job_users, raises_glue
 from jobkit import (OUTPUT, JobKit, kill_group, log_messages, process_alive, unique, wait_file,
                     wait_for, wait_gone, wait_run)
 
@@ -112,6 +112,7 @@ def test_a_run_that_ends_while_the_server_is_down_is_finished_from_its_exit_stat
     ok_dir, bad_dir = tmp_path / "ok", tmp_path / "bad"
     ok_dir.mkdir()
     bad_dir.mkdir()
+    open_to_job_users(ok_dir), open_to_job_users(bad_dir)
     ok = kit.start(job, Arguments={"--out": str(ok_dir), "--fail": "no"})
     ok_pid, _ = pids(ok_dir)
     bad = kit.start(job, Arguments={"--out": str(bad_dir), "--fail": "yes"})
@@ -207,6 +208,7 @@ def test_delete_job_stops_its_runs_and_keeps_finished_ones_readable(srv, kit, tm
     done_dir, live_dir = tmp_path / "done", tmp_path / "live"
     done_dir.mkdir()
     live_dir.mkdir()
+    open_to_job_users(done_dir), open_to_job_users(live_dir)
     done = kit.run(job, Arguments={"--out": str(done_dir), "--sleep": "0",
                                    "--database": unique("done")})
     assert done["JobRunState"] == "SUCCEEDED", done.get("ErrorMessage")
@@ -251,6 +253,7 @@ def test_a_run_failed_at_restart_is_retried_beside_other_adopted_runs(srv, kit, 
     # Another job's run, started after it, still running when the server comes back.
     other_dir = tmp_path / "other"
     other_dir.mkdir()
+    open_to_job_users(other_dir)
     other = kit.job(SLEEPER, name=unique("b"))
     first = kit.start(retried, Arguments={"--out": str(tmp_path)})
     pid, pgid = map(int, wait_file(tmp_path / "first").split())

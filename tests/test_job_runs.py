@@ -8,7 +8,7 @@ import zipfile
 
 import pytest
 
-from conftest import REGION, Server, raises_glue
+from conftest import REGION, Server, open_to_job_users, raises_glue
 from jobkit import (ERROR, OUTPUT, JobKit, kit, log_messages, process_alive,  # noqa: F401
                     unique, wait_file, wait_for, wait_gone, wait_run)
 
@@ -37,6 +37,7 @@ def timeout_run(server, tmp_path_factory):
     glue = server.client()
     kit = JobKit(server, glue)
     pids = tmp_path_factory.mktemp("timeout")
+    open_to_job_users(pids)
     job = kit.job("""
         import os, subprocess, sys, time
         out = sys.argv[sys.argv.index("--pids") + 1]
@@ -103,7 +104,9 @@ def test_succeeding_script(kit, glue, server, tmp_path):
 
 def test_run_environment_is_clean_and_leads_back_to_the_server(tmp_path):
     # A server with a variable of its own in its environment: a run must not inherit it.
-    srv = Server(str(tmp_path), env={"OPENGLUE_TEST_SERVER_ONLY": "leak"}).start()
+    # The data folder is the server's (jobs may not write there): the output goes beside it.
+    os.makedirs(tmp_path / "data")
+    srv = Server(str(tmp_path / "data"), env={"OPENGLUE_TEST_SERVER_ONLY": "leak"}).start()
     try:
         glue = srv.client()
         kit = JobKit(srv, glue)
@@ -121,7 +124,7 @@ def test_run_environment_is_clean_and_leads_back_to_the_server(tmp_path):
         assert env["PATH"] == os.environ["PATH"]
         assert env["LANG"] == "C.UTF-8"
         assert env["PYTHONUNBUFFERED"] == "1"
-        run_dir = os.path.join(str(tmp_path), "runs", run_id)
+        run_dir = os.path.join(str(tmp_path / "data"), "runs", run_id)
         assert env["TMPDIR"] == os.path.join(run_dir, "tmp")
         assert env["AWS_ENDPOINT_URL_GLUE"] == srv.endpoint
         assert env["AWS_ENDPOINT_URL_CLOUDWATCH_LOGS"] == srv.endpoint
@@ -129,7 +132,7 @@ def test_run_environment_is_clean_and_leads_back_to_the_server(tmp_path):
         assert env["OPENGLUE_JOB_NAME"] == job
         assert env["OPENGLUE_JOB_RUN_ID"] == run_id
         assert os.path.realpath(env["OPENGLUE_S3_ROOT"]) == os.path.realpath(
-            os.path.join(str(tmp_path), "s3"))
+            os.path.join(str(tmp_path / "data"), "s3"))
         assert env.get("AWS_REGION", env.get("AWS_DEFAULT_REGION")) == REGION
         assert env["AWS_ACCESS_KEY_ID"] not in ("", "test")
         kit.close()

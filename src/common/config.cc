@@ -30,7 +30,32 @@ const char* const kEnvironmentKeys[] = {
     "http_body_timeout_seconds", "http_keepalive_timeout_seconds",
     "http_max_connections_per_client", "http_max_body_bytes", "auth", "port_file",
     "python", "runtime_path", "max_concurrent_runs", "log_retention_days", "store_max_readers",
-    "store_reader_idle_seconds"};
+    "store_reader_idle_seconds", "job_user", "job_uid_base", "job_uid_count", "server_key"};
+
+// "RoleName: pattern, pattern": the role ends at the first ':' (IAM role names hold no ':').
+Status ParseRolePolicy(const std::string& value,
+                       std::map<std::string, std::vector<std::string>>* policies) {
+  size_t colon = value.find(':');
+  std::string role = colon == std::string::npos ? "" : Trim(value.substr(0, colon));
+  if (role.empty())
+    return Status::InvalidInput(
+        "config 'role_policy' must be 'RoleName: service:Action, service:Action*, ...'");
+  std::vector<std::string> patterns;
+  for (const std::string& raw : Split(value.substr(colon + 1), ',')) {
+    std::string pattern = Trim(raw);
+    if (pattern.empty()) continue;
+    size_t sep = pattern.find(':');
+    if (sep == std::string::npos || sep == 0 || sep + 1 == pattern.size())
+      return Status::InvalidInput("config 'role_policy' for role '" + role + "': '" + pattern +
+                                  "' is not an action pattern like glue:GetTable or glue:Get*");
+    patterns.push_back(pattern);
+  }
+  if (patterns.empty())
+    return Status::InvalidInput("config 'role_policy' for role '" + role + "' lists no actions");
+  auto& list = (*policies)[role];
+  list.insert(list.end(), patterns.begin(), patterns.end());
+  return Status::OK();
+}
 
 }  // namespace
 
@@ -85,6 +110,20 @@ Status ServerConfig::Set(const std::string& raw_key, const std::string& value) {
   else if (key == "store_max_readers") return ParseInt(key, value, 0, 1024, &store_max_readers);
   else if (key == "store_reader_idle_seconds")
     return ParseInt(key, value, 0, 24 * 3600, &store_reader_idle_seconds);
+  else if (key == "role_policy") return ParseRolePolicy(value, &role_policies);
+  else if (key == "job_user") {
+    if (value.empty()) return Status::InvalidInput("config 'job_user' must be auto, none or a user name");
+    job_user = value;
+  } else if (key == "job_uid_base" || key == "job_uid_count") {
+    int v = 0;
+    OG_RETURN_NOT_OK(ParseInt(key, value, 1, 2000000000, &v));
+    (key == "job_uid_base" ? job_uid_base : job_uid_count) = v;
+    if (job_uid_base + job_uid_count > 4294967294LL)
+      return Status::InvalidInput("config 'job_uid_base' + 'job_uid_count' must stay below 2^32 - 1");
+  } else if (key == "server_key") {
+    if (value.size() < 32) return Status::InvalidInput("config 'server_key' must be at least 32 characters");
+    server_key = value;
+  }
   else return Status::InvalidInput("unknown config key '" + raw_key + "'");
   return Status::OK();
 }

@@ -27,6 +27,14 @@
 //   log_retention_days OPENGLUE_LOG_RETENTION_DAYS --log-retention-days 30
 //   store_max_readers OPENGLUE_STORE_MAX_READERS --store-max-readers 0 (= 2 x cores, at least 4)
 //   store_reader_idle_seconds OPENGLUE_STORE_READER_IDLE_SECONDS --store-reader-idle-seconds 60
+//   role_policy     (file only, repeatable)      --                (DefaultRunPolicy per Role)
+//   job_user        OPENGLUE_JOB_USER            --job-user        auto
+//   job_uid_base    OPENGLUE_JOB_UID_BASE        --job-uid-base    1000000000
+//   job_uid_count   OPENGLUE_JOB_UID_COUNT       --job-uid-count   1000000
+//   server_key      OPENGLUE_SERVER_KEY          (never a flag)    (<data_dir>/server.key)
+//
+// Secrets (secret_access_key, credentials, server_key) are refused as flags: a command line is
+// readable by every process on the machine (/proc/<pid>/cmdline). Main enforces it.
 #pragma once
 
 #include <cstdint>
@@ -73,6 +81,18 @@ struct ServerConfig {
   // 4) and how long an idle one is kept before it is closed.
   int store_max_readers = 0;
   int store_reader_idle_seconds = 60;
+  // Job-run credentials: Role name -> allowed action patterns (`role_policy = Role: glue:Get*,
+  // logs:*` lines, repeatable). Roles not listed get the default policy (api/authorizer.h).
+  std::map<std::string, std::vector<std::string>> role_policies;
+  // Who job processes run as: "auto" (a distinct unprivileged uid per run when the server runs
+  // as root, else the server's own user), "none" (the server's user), or a user name.
+  std::string job_user = "auto";
+  // With "auto": the object store's shared group is gid job_uid_base; runs get uids
+  // job_uid_base + 1 .. job_uid_base + job_uid_count (no /etc/passwd entries needed).
+  int64_t job_uid_base = 1000000000;
+  int64_t job_uid_count = 1000000;
+  // Key from which run secrets are derived; empty = <data_dir>/server.key (made on first start).
+  std::string server_key;
 
   // Applies one `key = value` setting. InvalidInput names the key on a bad value or key.
   Status Set(const std::string& key, const std::string& value);

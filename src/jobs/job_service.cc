@@ -559,7 +559,8 @@ Result<std::string> JobService::CreateRun(const Json& job, const Json& arguments
   run["ExecutionTime"] = 0;
   run["_og"] = {{"command", GetObject(job, "Command")},
                 {"max_retries", GetInt(job, "MaxRetries", 0)},
-                {"sequence", sequence}, {"max_concurrent_runs", max_runs}};
+                {"sequence", sequence}, {"max_concurrent_runs", max_runs},
+                {"role", GetString(job, "Role")}};
   Status committed = [&]() -> Status {
     OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
     OG_RETURN_NOT_OK(txn->Put(kJobRun, key, DumpJson(run)));
@@ -826,7 +827,7 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
     }
   }
   std::string access_key = "OGRUN" + NewRandomHex(15);
-  std::string secret = NewRandomHex(40);
+  RunGrant grant{access_key, run->job, run->run_id, GetString(GetObject(*doc, "_og"), "role")};
   const char* path_env = std::getenv("PATH");
   const char* home_env = std::getenv("HOME");
   std::vector<std::string> env = {
@@ -837,7 +838,6 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
       "PYTHONPATH=" + python_path,
       "TMPDIR=" + dir + "/tmp",
       "AWS_ACCESS_KEY_ID=" + access_key,
-      "AWS_SECRET_ACCESS_KEY=" + secret,
       "AWS_DEFAULT_REGION=" + options_.region,
       "AWS_REGION=" + options_.region,
       "AWS_ENDPOINT_URL_GLUE=" + options_.endpoint,
@@ -854,8 +854,11 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
   spec.stdout_path = logs_->StdoutPath(run->run_id);
   spec.stderr_path = logs_->StderrPath(run->run_id);
   spec.exit_code_path = dir + "/exit_code";
+  spec.run_dir = dir;
   std::filesystem::create_directories(std::filesystem::path(spec.stdout_path).parent_path(), ec);
-  if (credentials_.grant) credentials_.grant(access_key, secret);
+  // The secret reaches the run through its environment only, never a command line or the store.
+  std::string secret = credentials_.grant ? credentials_.grant(grant) : "";
+  spec.env.push_back("AWS_SECRET_ACCESS_KEY=" + secret);
   Result<int> pid = launcher_->Launch(spec);
   if (!pid.ok()) {
     if (credentials_.revoke) credentials_.revoke(access_key);
@@ -875,7 +878,7 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
   (*doc)["_og"]["exit_code_path"] = spec.exit_code_path;
   (*doc)["_og"]["launched_ms"] = run->started_ms;
   (*doc)["_og"]["access_key"] = access_key;
-  (*doc)["_og"]["secret"] = secret;
+  (*doc)["_og"].erase("secret");  // only the access key id is kept
   OG_LOG(kInfo, "job " << run->job << " run " << run->run_id << " RUNNING (pid " << *pid << ")");
   return SaveRun(run->key, *doc);
 }
@@ -1159,8 +1162,10 @@ Status JobService::Recover() {
       if (*state == JobRunState::kRunning || *state == JobRunState::kStopping) {
         ProcessStatus status = launcher_->Check(run->pid, run->exit_code_path);
         if (status.state == ProcessState::kRunning) {
+          // The secret is derived again from the access key id (it was never stored).
           if (!run->access_key.empty() && credentials_.grant)
-            credentials_.grant(run->access_key, GetString(og, "secret"));
+            (void)credentials_.grant(
+                RunGrant{run->access_key, run->job, run->run_id, GetString(og, "role")});
           logs_->Follow(run->run_id);
           if (*state == JobRunState::kStopping) run->stop_requested_ms = clock_->NowMillis();
           ++adopted;

@@ -65,9 +65,20 @@ struct JobServiceOptions {
   storage::ObjectStore* objects = nullptr;
 };
 
-// Grants and revokes the SigV4 credential a run uses to call back to the server.
+// The credential a run uses to call back to the server, and what it stands for.
+struct RunGrant {
+  std::string access_key_id;
+  std::string job;
+  std::string run_id;
+  std::string role;  // the job's Role: it selects what the credential may do
+};
+
+// Grants and revokes the SigV4 credential a run uses to call back to the server. `grant`
+// returns the credential's secret access key, which the run gets in its environment and which
+// is never stored: the same grant after a restart must return the same secret (e.g. derived from
+// a server key, api/run_secrets.h).
 struct RunCredentials {
-  std::function<void(const std::string& access_key_id, const std::string& secret)> grant;
+  std::function<std::string(const RunGrant& grant)> grant;
   std::function<void(const std::string& access_key_id)> revoke;
 };
 

@@ -4,6 +4,8 @@
 #include "jobs/job_service.h"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <signal.h>
 
 #include <condition_variable>
@@ -86,7 +88,10 @@ class JobServiceTest : public ::testing::Test {
     options.endpoint = "http://127.0.0.1:1";
     options.max_concurrent_runs = max_concurrent;
     RunCredentials credentials{
-        [this](const std::string& id, const std::string&) { granted.insert(id); },
+        [this](const RunGrant& grant) {
+          granted.insert(grant.access_key_id);
+          return std::string("secret-of-") + grant.access_key_id;
+        },
         [this](const std::string& id) { granted.erase(id); }};
     auto made = JobService::Make(store_.get(), &clock_, &random_, &launcher_, logs_.get(),
                                  credentials, options);
@@ -162,6 +167,13 @@ TEST_F(JobServiceTest, RunSucceedsWithMergedArgumentsAndACallbackCredential) {
   std::ifstream copy(argv[2]);
   std::string text((std::istreambuf_iterator<char>(copy)), std::istreambuf_iterator<char>());
   EXPECT_EQ(text, "print('hello')\n");
+  EXPECT_EQ(launcher_.launched[0].run_dir, dir_ + "/runs/" + id);
+  // The secret the grant returned reaches the run through its environment only.
+  ASSERT_EQ(granted.size(), 1u);
+  const auto& env = launcher_.launched[0].env;
+  EXPECT_NE(std::find(env.begin(), env.end(), "AWS_SECRET_ACCESS_KEY=secret-of-" + *granted.begin()),
+            env.end());
+  for (const std::string& arg : argv) EXPECT_EQ(arg.find("secret-of-"), std::string::npos);
   EXPECT_EQ(value_of("--JOB_NAME"), "etl");
   EXPECT_EQ(value_of("--JOB_RUN_ID"), id);
   EXPECT_EQ(value_of("--day"), "2");     // the run's argument overrides the default

@@ -15,6 +15,13 @@
 // command line). When the whole group is killed (SignalGroup), the wrapper dies too and no exit
 // file is written: Check() then reports kGone, as the contract says.
 //
+// With a job user (run_sandbox.h) the wrapper and the program run under that uid: the launch is
+// `setpriv --reuid U --regid G --groups SHARED --inh-caps=-all --no-new-privs -- /bin/sh -c
+// '<wrapper>' ...`, setpriv exec'ing in place, so the pid, the process group and the command line
+// stay as above. With a cgroup root, a first root shell puts itself (and so everything it execs
+// and starts) into <cgroup root>/run-<pid> and execs the rest; SignalGroup(pgid, SIGKILL) then
+// also kills that whole cgroup, which catches processes that left the group with setsid().
+//
 // Nothing here installs signal handlers or touches process-wide state: SIGCHLD keeps its
 // disposition, and waitpid() is only ever called for pids this launcher instance spawned.
 #include <errno.h>
@@ -26,7 +33,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <dirent.h>
+
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <set>
 #include <string>
@@ -53,12 +64,25 @@ std::string FindMv() {
 // always contains a '/', so the shell never mistakes it for a builtin or a function. The
 // wrapper itself outlives a SIGTERM sent to the group (`trap :`; the program still gets the
 // default action), so a stopped program has its grace period and its exit status is recorded.
-std::string WrapperScript(const std::string& mv) {
-  return "trap : TERM; \"$@\"; code=$?; printf %s \"$code\" > \"$0.tmp\" && " + mv +
+std::string WrapperScript(const std::string& mv, const char* umask_value) {
+  return std::string("umask ") + umask_value + "; trap : TERM; \"$@\"; code=$?; printf %s \"$code\" > \"$0.tmp\" && " + mv +
          " -f -- \"$0.tmp\" \"$0\"; exit $code";
 }
 
 constexpr const char* kShell = "/bin/sh";
+
+// $0 is the cgroup root: the shell moves itself into run-<its pid> and execs the rest, so the
+// program and everything it starts are born inside the cgroup. Best effort: without the cgroup
+// the run still starts (contained by its process group only).
+constexpr const char* kJoinCgroupScript =
+    "c=\"$0/run-$$\"; mkdir \"$c\" 2>/dev/null; echo $$ > \"$c/cgroup.procs\" 2>/dev/null; exec \"$@\"";
+
+std::string FindSetpriv() {
+  for (const char* candidate : {"/usr/bin/setpriv", "/bin/setpriv"}) {
+    if (access(candidate, X_OK) == 0) return candidate;
+  }
+  return "";
+}
 
 bool IsExecutableFile(const std::string& path) {
   struct stat st;
@@ -130,7 +154,8 @@ Result<int> OpenOutput(const std::string& path, const char* what) {
 
 // Reads the exit-code file. Returns false when it does not exist or does not hold a number.
 bool ReadExitCode(const std::string& path, int* code) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // The file is written by the job's own user: never follow a link it may have put there.
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) return false;
   char buf[32];
   ssize_t n;
@@ -203,7 +228,14 @@ void WaitForCmdline(int pid, const std::string& exit_code_path) {
 
 class PosixProcessLauncher : public ProcessLauncher {
  public:
-  PosixProcessLauncher() : script_(WrapperScript(FindMv())) {}
+  explicit PosixProcessLauncher(PosixLauncherOptions options)
+      : options_(std::move(options)),
+        script_(WrapperScript(FindMv(), options_.user.enabled ? "007" : "022")),
+        setpriv_(FindSetpriv()) {
+    uint64_t seed = static_cast<uint64_t>(getpid()) * 2654435761u ^ static_cast<uint64_t>(time(nullptr));
+    next_uid_offset_ = options_.user.uid_count ? seed % options_.user.uid_count : 0;
+    CleanStaleCgroups();
+  }
 
   Result<int> Launch(const LaunchSpec& spec) override {
     if (spec.argv.empty()) return Status::InvalidInput("The command line is empty");
@@ -230,6 +262,10 @@ class PosixProcessLauncher : public ProcessLauncher {
                      ResolveProgram(spec.argv[0], spec.working_dir, EffectivePath(spec.env)));
     if (access(kShell, X_OK) != 0) return Status::Internal("/bin/sh is not executable");
 
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      RemoveEmptyCgroups();
+    }
     // A stale exit file (an earlier run with the same path) must not be read as this run's.
     unlink(spec.exit_code_path.c_str());
     unlink((spec.exit_code_path + ".tmp").c_str());
@@ -241,12 +277,39 @@ class PosixProcessLauncher : public ProcessLauncher {
       return err_fd.status();
     }
 
-    std::vector<std::string> args = {kShell, "-c", script_, spec.exit_code_path, program};
+    std::vector<std::string> args;
+    std::vector<std::string> env_copy = spec.env;
+    if (!options_.cgroup_root.empty())
+      args.insert(args.end(), {kShell, "-c", kJoinCgroupScript, options_.cgroup_root});
+    if (options_.user.enabled) {
+      if (setpriv_.empty()) {
+        close(out_fd);
+        close(*err_fd);
+        return Status::Internal("setpriv (util-linux) is needed to run jobs as another user");
+      }
+      uid_t uid = options_.user.per_run ? PickUid() : options_.user.fixed_uid;
+      gid_t gid = options_.user.per_run ? static_cast<gid_t>(uid) : options_.user.fixed_gid;
+      if (!spec.run_dir.empty()) {
+        Status owned = ChownTree(spec.run_dir, uid, gid, 0700);
+        if (!owned.ok()) {
+          close(out_fd);
+          close(*err_fd);
+          return owned;
+        }
+      }
+      // The server's HOME is not the job's: the run's folder is.
+      for (std::string& e : env_copy)
+        if (e.rfind("HOME=", 0) == 0) e = "HOME=" + (spec.run_dir.empty() ? spec.working_dir : spec.run_dir);
+      args.insert(args.end(), {setpriv_, "--reuid=" + std::to_string(uid),
+                               "--regid=" + std::to_string(gid),
+                               "--groups=" + std::to_string(options_.user.shared_gid),
+                               "--inh-caps=-all", "--no-new-privs", "--"});
+    }
+    args.insert(args.end(), {kShell, "-c", script_, spec.exit_code_path, program});
     args.insert(args.end(), spec.argv.begin() + 1, spec.argv.end());
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
-    std::vector<std::string> env_copy = spec.env;
     std::vector<char*> envp;
     for (std::string& e : env_copy) envp.push_back(e.data());
     envp.push_back(nullptr);
@@ -261,7 +324,11 @@ class PosixProcessLauncher : public ProcessLauncher {
   Status SignalGroup(int pgid, int signal) override {
     // kill(-1) would signal every process we may signal, kill(0) our own group.
     if (pgid <= 1) return Status::InvalidInput("Invalid process group " + std::to_string(pgid));
-    if (kill(-pgid, signal) == 0 || errno == ESRCH) return Status::OK();
+    int rc = kill(-pgid, signal);
+    int err = errno;
+    if (signal == SIGKILL) KillCgroup(pgid);
+    if (rc == 0 || err == ESRCH) return Status::OK();
+    errno = err;
     return Status::Internal("kill(-" + std::to_string(pgid) + ", " + std::to_string(signal) +
                             "): " + ErrnoText(errno));
   }
@@ -334,7 +401,8 @@ class PosixProcessLauncher : public ProcessLauncher {
     if (rc == 0) {
       // Held across the spawn so a concurrent Check never sees the pid before it is ours.
       std::lock_guard<std::mutex> lock(mu_);
-      rc = posix_spawn(&pid, kShell, &actions, &attr, argv, envp);
+      // argv[0] is an absolute path: /bin/sh, or setpriv when jobs run as another user.
+      rc = posix_spawn(&pid, argv[0], &actions, &attr, argv, envp);
       if (rc == 0) children_.insert(pid);
     }
     posix_spawn_file_actions_destroy(&actions);
@@ -347,15 +415,77 @@ class PosixProcessLauncher : public ProcessLauncher {
     return static_cast<int>(pid);
   }
 
+  // A uid of the range that no live process uses, taken round-robin so that a uid comes back
+  // only after uid_count other runs.
+  uid_t PickUid() {
+    std::set<uid_t> busy;
+    if (DIR* proc = opendir("/proc")) {
+      while (struct dirent* entry = readdir(proc)) {
+        if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
+        struct stat st;
+        if (fstatat(dirfd(proc), entry->d_name, &st, 0) == 0) busy.insert(st.st_uid);
+      }
+      closedir(proc);
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    uid_t uid = options_.user.uid_base + 1;
+    for (uint32_t i = 0; i < options_.user.uid_count; ++i) {
+      uid = options_.user.uid_base + 1 + static_cast<uid_t>(next_uid_offset_);
+      next_uid_offset_ = (next_uid_offset_ + 1) % options_.user.uid_count;
+      if (!busy.count(uid)) break;
+    }
+    return uid;
+  }
+
+  std::string CgroupOf(int pgid) const {
+    return options_.cgroup_root + "/run-" + std::to_string(pgid);
+  }
+
+  // Kills every process of the run's cgroup and removes it once empty (retried later when its
+  // processes are still dying).
+  void KillCgroup(int pgid) {
+    if (options_.cgroup_root.empty()) return;
+    std::string dir = CgroupOf(pgid);
+    {
+      std::ofstream kill_file(dir + "/cgroup.kill");
+      if (kill_file) kill_file << "1\n";
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    pending_cgroups_.insert(dir);
+    RemoveEmptyCgroups();
+  }
+
+  // REQUIRES(mu_)
+  void RemoveEmptyCgroups() {
+    for (auto it = pending_cgroups_.begin(); it != pending_cgroups_.end();) {
+      if (rmdir(it->c_str()) == 0 || errno == ENOENT) it = pending_cgroups_.erase(it);
+      else ++it;
+    }
+  }
+
+  // Cgroups of runs that ended while no server watched: empty ones go (rmdir refuses the others,
+  // which belong to runs still going).
+  void CleanStaleCgroups() {
+    if (options_.cgroup_root.empty()) return;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(options_.cgroup_root, ec)) {
+      if (entry.path().filename().string().rfind("run-", 0) == 0) rmdir(entry.path().c_str());
+    }
+  }
+
+  const PosixLauncherOptions options_;
   const std::string script_;
+  const std::string setpriv_;
   std::mutex mu_;
+  uint64_t next_uid_offset_ = 0;           // GUARDED_BY(mu_)
+  std::set<std::string> pending_cgroups_;  // GUARDED_BY(mu_)
   std::set<int> children_;  // GUARDED_BY(mu_): pids we spawned and have not reaped
 };
 
 }  // namespace
 
-std::unique_ptr<ProcessLauncher> MakePosixProcessLauncher() {
-  return std::make_unique<PosixProcessLauncher>();
+std::unique_ptr<ProcessLauncher> MakePosixProcessLauncher(PosixLauncherOptions options) {
+  return std::make_unique<PosixProcessLauncher>(std::move(options));
 }
 
 }  // namespace openglue::jobs

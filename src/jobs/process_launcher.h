@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "jobs/run_sandbox.h"
 
 namespace openglue::jobs {
 
@@ -19,6 +20,10 @@ struct LaunchSpec {
   // When the process ends on its own, its exit status is written here (0-255, or 128+signal),
   // so that a server restarted meanwhile can still learn how it ended.
   std::string exit_code_path;
+  // The run's own folder (holds working_dir and exit_code_path). When jobs run as another user
+  // (PosixLauncherOptions::user), the folder is given to that user (0700) before the start and
+  // HOME points at it. May be empty (nothing is chowned).
+  std::string run_dir;
 };
 
 enum class ProcessState { kRunning, kExited, kGone };
@@ -43,6 +48,11 @@ class ProcessLauncher {
   virtual ProcessStatus Check(int pid, const std::string& exit_code_path) = 0;
 };
 
-std::unique_ptr<ProcessLauncher> MakePosixProcessLauncher();
+struct PosixLauncherOptions {
+  JobUserOptions user;      // who runs the processes (default: the server's own user)
+  std::string cgroup_root;  // FindCgroupRoot(); empty = contain by process group only
+};
+
+std::unique_ptr<ProcessLauncher> MakePosixProcessLauncher(PosixLauncherOptions options = {});
 
 }  // namespace openglue::jobs

@@ -96,7 +96,9 @@ out, run_id = args["--out"], args["--JOB_RUN_ID"]
 begin = time.time()
 time.sleep(0.02)
 end = time.time()
-fd = os.open(os.path.join(out, "ran"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+# 0o666: as root, each run is a uid of its own; the runs share this file through the folder's
+# group ACL, which a 0o644 creation mode would mask to read-only.
+fd = os.open(os.path.join(out, "ran"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
 os.write(fd, ("%s %.6f %.6f\\n" % (run_id, begin, end)).encode())
 os.close(fd)
 """

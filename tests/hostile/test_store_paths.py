@@ -14,12 +14,15 @@ import textwrap
 
 import pytest
 
+from conftest import open_to_job_users
 from jobkit import JobKit, kit, unique, write_script  # noqa: F401
 
 
 def outside_dir(server):
     path = os.path.join(server.data_dir, "outside")
     os.makedirs(path, exist_ok=True)
+    # The control tests' scripts write their markers here; as root, jobs run as other uids.
+    open_to_job_users(path)
     return path
 
 

@@ -1,0 +1,66 @@
+// RunAuthorizer: who may call which operation.
+//
+// Two kinds of principal sign requests. The server's configured credentials (`credentials`,
+// `access_key_id`) belong to the people and programs that run the catalog: they may do
+// everything. A job run's temporary credential (granted when the run starts, revoked when it
+// ends) belongs to job code, which is less trusted: it maps to its run, the run to its job, the
+// job to its `Role`, and the Role to an allow-list of actions in IAM's pattern syntax ("glue:Get*",
+// "logs:*"; `*` matches any run of characters, `?` one character; case-insensitive). Roles
+// without a configured list get DefaultRunPolicy(). Anything else is denied.
+//
+// Thread-safe.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "common/thread_annotations.h"
+
+namespace openglue::api {
+
+// Whether `action` ("glue:GetTable") matches the IAM action pattern `pattern` ("glue:Get*").
+// Case-insensitive; linear in the lengths (no backtracking blow-up).
+bool ActionMatches(std::string_view pattern, std::string_view action);
+
+// The allow-list of a run whose Role has no `role_policy`: catalog reads and writes (databases
+// except DeleteDatabase, tables, table versions, partitions, partition indexes, user-defined
+// functions, column statistics, connection reads), job bookmarks of its own run, workflow-run
+// properties, and log reads. No job, trigger, crawler or workflow administration.
+const std::vector<std::string>& DefaultRunPolicy();
+
+// What a run credential stands for.
+struct RunPrincipal {
+  std::string job;
+  std::string run_id;
+  std::string role;
+};
+
+class RunAuthorizer {
+ public:
+  // `administrators`: access key ids that may do everything (the configured credentials).
+  // `role_policies`: Role name -> action patterns (exact, case-sensitive Role names, as IAM).
+  RunAuthorizer(std::set<std::string> administrators,
+                std::map<std::string, std::vector<std::string>> role_policies);
+
+  void AddRun(const std::string& access_key_id, RunPrincipal run);
+  void RemoveRun(const std::string& access_key_id);
+
+  // OK when `principal` may call `action`. An empty principal (the server runs with auth =
+  // none) may do everything. Otherwise AccessDenied naming the principal and the action.
+  Status Authorize(const std::string& principal, const std::string& action) const;
+
+  // The patterns that apply to runs of `role`.
+  const std::vector<std::string>& PolicyFor(const std::string& role) const;
+
+ private:
+  const std::set<std::string> administrators_;
+  const std::map<std::string, std::vector<std::string>> role_policies_;
+  mutable Mutex mutex_;
+  std::map<std::string, RunPrincipal> runs_ GUARDED_BY(mutex_);
+};
+
+}  // namespace openglue::api

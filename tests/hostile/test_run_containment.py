@@ -1,0 +1,65 @@
+"""Issue 6, defect 9: every process a run starts ends with the run, including a grandchild that
+left the run's process group and session with setsid(): on a normal end, on a stop and on a
+timeout."""
+import os
+
+import pytest
+
+from jobkit import JobKit, kit, process_alive, wait_file, wait_for, wait_run  # noqa: F401
+
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0, reason="containment of setsid() grandchildren needs root (a cgroup per run)")
+
+# Starts `sleep 300` in a session of its own (setsid), records its pid, then ends at once or
+# sleeps until stopped or timed out.
+ESCAPER = """
+    import os, subprocess, sys, time
+    args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
+    child = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    assert os.getsid(child.pid) != os.getsid(0)
+    with open(args["--out"] + ".tmp", "w") as f:
+        f.write(str(child.pid))
+    os.rename(args["--out"] + ".tmp", args["--out"])
+    if args["--then"] == "sleep":
+        time.sleep(600)
+"""
+
+
+def escaped_pid(path):
+    pid = int(wait_file(path))
+    assert process_alive(pid)
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+        assert f.read().split(b"\0")[:2] == [b"sleep", b"300"]
+    return pid
+
+
+def assert_ends(pid):
+    wait_for(lambda: not process_alive(pid), 10, f"the setsid() grandchild {pid} to end")
+
+
+def test_grandchild_ends_when_the_run_ends(kit, glue, tmp_path):
+    job = kit.job(ESCAPER, command="pythonshell")
+    run = kit.run(job, Arguments={"--out": str(tmp_path / "pid"), "--then": "exit"})
+    assert run["JobRunState"] == "SUCCEEDED"
+    assert_ends(escaped_pid_no_check(tmp_path / "pid"))
+
+
+def escaped_pid_no_check(path):
+    return int(wait_file(path))
+
+
+def test_grandchild_ends_when_the_run_is_stopped(kit, glue, tmp_path):
+    job = kit.job(ESCAPER, command="pythonshell")
+    run_id = kit.start(job, Arguments={"--out": str(tmp_path / "pid"), "--then": "sleep"})
+    pid = escaped_pid(tmp_path / "pid")
+    glue.batch_stop_job_run(JobName=job, JobRunIds=[run_id])
+    assert wait_run(glue, job, run_id, timeout=30)["JobRunState"] == "STOPPED"
+    assert_ends(pid)
+
+
+def test_grandchild_ends_when_the_run_times_out(kit, glue, tmp_path):
+    job = kit.job(ESCAPER, command="pythonshell")
+    run_id = kit.start(job, Timeout=1, Arguments={"--out": str(tmp_path / "pid"), "--then": "sleep"})
+    pid = escaped_pid(tmp_path / "pid")
+    assert wait_run(glue, job, run_id, timeout=120)["JobRunState"] == "TIMEOUT"
+    assert_ends(pid)
