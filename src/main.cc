@@ -44,26 +44,10 @@ Usage: openglue serve [options]
 
 Options (each also settable in the config file as `key = value` and in the environment as
 OPENGLUE_<KEY>; flags win over the environment, which wins over the file):
-  --config FILE                 config file (env OPENGLUE_CONFIG)
-  --host ADDR                   listen address            [127.0.0.1]
-  --port N                      listen port, 0 = any free [4690]
-  --data-dir DIR                where everything is kept  [./openglue-data]
-  --access-key-id ID            accepted SigV4 access key [test]
-  --secret-access-key SECRET    its secret                [test]
-  --region NAME                 region in ARNs            [us-east-1]
-  --account-id ID               default CatalogId         [000000000000]
-  --log-level LEVEL             debug|info|warn|error     [info]
-  --max-clock-skew-seconds N    allowed request clock skew[900]
-  --http-threads N              connection threads started up front (more are started
-                                on demand, up to 1024 connections at once) [64]
-  --auth sigv4|none             request authentication    [sigv4]
-  --port-file FILE              write the bound port here once listening
-  --python PATH                 interpreter for job scripts [python3]
-  --runtime-path DIR            the awsglue runtime, put on job scripts' PYTHONPATH
-                                [the source tree's python/]
-  --max-concurrent-runs N       job runs running at once, server-wide; more wait [16]
-  --log-retention-days N        keep job-run logs this long, 0 = forever [30]
-  --help                        this text
+  --config FILE                   config file (env OPENGLUE_CONFIG)
+)";
+
+const char* kServeUsageEnd = R"(  --help                          this text
 
 Clients: boto3.client("glue", endpoint_url="http://127.0.0.1:4690", region_name="us-east-1",
 aws_access_key_id="test", aws_secret_access_key="test")
@@ -89,7 +73,7 @@ int Serve(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
-      std::cout << kServeUsage;
+      std::cout << kServeUsage << openglue::ConfigHelp() << kServeUsageEnd;
       return 0;
     }
     if (arg.rfind("--", 0) != 0) return Fail("unexpected argument '" + arg + "' (see --help)");

@@ -1,10 +1,13 @@
 #include "common/config.h"
 
-#include <algorithm>
 #include <fstream>
-#include <iterator>
+#include <sstream>
 
 #include "common/strings.h"
+
+#ifndef OPENGLUE_DEFAULT_PYTHON
+#define OPENGLUE_DEFAULT_PYTHON "python3"
+#endif
 
 namespace openglue {
 namespace {
@@ -23,54 +26,169 @@ Status ParseInt(const std::string& key, const std::string& value, int min, int m
   }
 }
 
-// The keys ApplyEnvironment takes from OPENGLUE_<KEY> variables (config.h's table).
-const char* const kEnvironmentKeys[] = {
-    "host", "port", "data_dir", "access_key_id", "secret_access_key", "credentials", "region",
-    "account_id", "log_level", "max_clock_skew_seconds", "http_threads", "auth", "port_file",
-    "python", "runtime_path", "max_concurrent_runs", "log_retention_days"};
+// Setter builders, so that most table entries are one line.
+template <std::string ServerConfig::*field>
+Status SetString(ServerConfig* config, const std::string& value) {
+  config->*field = value;
+  return Status::OK();
+}
+
+// The key's name for messages is looked up by field, so the entry need not repeat it.
+const char* NameOf(Status (*set)(ServerConfig*, const std::string&));
+
+template <int ServerConfig::*field, int kMin, int kMax>
+Status SetInt(ServerConfig* config, const std::string& value) {
+  return ParseInt(NameOf(&SetInt<field, kMin, kMax>), value, kMin, kMax, &(config->*field));
+}
+
+Status SetAccessKeyId(ServerConfig* config, const std::string& value) {
+  std::string secret = config->credentials.empty() ? "" : config->credentials.begin()->second;
+  config->credentials.clear();
+  config->credentials[value] = secret;
+  return Status::OK();
+}
+
+Status SetSecretAccessKey(ServerConfig* config, const std::string& value) {
+  std::string id = config->credentials.empty() ? "test" : config->credentials.begin()->first;
+  config->credentials.clear();
+  config->credentials[id] = value;
+  return Status::OK();
+}
+
+Status AddCredentials(ServerConfig* config, const std::string& value) {
+  size_t colon = value.find(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == value.size())
+    return Status::InvalidInput("config 'credentials' must be ACCESS_KEY_ID:SECRET");
+  config->credentials[value.substr(0, colon)] = value.substr(colon + 1);
+  return Status::OK();
+}
+
+Status SetLogLevel(ServerConfig* config, const std::string& value) {
+  if (value != "debug" && value != "info" && value != "warn" && value != "error")
+    return Status::InvalidInput("config 'log_level' must be debug, info, warn or error");
+  config->log_level = value;
+  return Status::OK();
+}
+
+Status SetAuth(ServerConfig* config, const std::string& value) {
+  if (value == "sigv4") config->require_auth = true;
+  else if (value == "none") config->require_auth = false;
+  else return Status::InvalidInput("config 'auth' must be sigv4 or none");
+  return Status::OK();
+}
+
+using S = ServerConfig;
+
+// THE list of configuration keys. One entry per key:
+//   {name, value placeholder, default (nullptr = none), help, setter}
+// The file key is `name`, the environment variable OPENGLUE_<NAME>, the flag --<name-with-dashes>.
+// A function-local static: safe to use from other translation units' static initializers.
+const std::vector<ConfigKey>& Table() {
+  static const std::vector<ConfigKey> kConfigKeys = {
+    {"host", "ADDR", "127.0.0.1", "listen address", SetString<&S::host>},
+    {"port", "N", "4690", "listen port, 0 = any free", SetInt<&S::port, 0, 65535>},
+    {"data_dir", "DIR", "./openglue-data", "where everything is kept", SetString<&S::data_dir>},
+    {"access_key_id", "ID", "test", "accepted SigV4 access key", SetAccessKeyId},
+    {"secret_access_key", "SECRET", "test",
+     "its secret (prefer the config file or the environment:\n"
+     "command lines are visible to every local user)", SetSecretAccessKey},
+    {"credentials", "ID:SECRET", nullptr,
+     "one more accepted key pair (repeat the line in the config file)", AddCredentials},
+    {"region", "NAME", "us-east-1", "region in ARNs", SetString<&S::region>},
+    {"account_id", "ID", "000000000000", "default CatalogId", SetString<&S::account_id>},
+    {"log_level", "LEVEL", "info", "debug|info|warn|error", SetLogLevel},
+    {"max_clock_skew_seconds", "N", "900", "allowed request clock skew",
+     SetInt<&S::max_clock_skew_seconds, 1, 7 * 24 * 3600>},
+    {"http_threads", "N", "64",
+     "connection threads started up front (more are started\n"
+     "on demand, up to 1024 connections at once)", SetInt<&S::http_threads, 2, 4096>},
+    {"auth", "sigv4|none", "sigv4", "request authentication", SetAuth},
+    {"port_file", "FILE", nullptr, "write the bound port here once listening",
+     SetString<&S::port_file>},
+    {"python", "PATH", OPENGLUE_DEFAULT_PYTHON, "interpreter for job scripts",
+     SetString<&S::python>},
+    {"runtime_path", "DIR", nullptr,
+     "the awsglue runtime, put on job scripts' PYTHONPATH\n"
+     "[default: the source tree's python/]", SetString<&S::runtime_path>},
+    {"max_concurrent_runs", "N", "16", "job runs running at once, server-wide; more wait",
+     SetInt<&S::max_concurrent_runs, 1, 10000>},
+    {"log_retention_days", "N", "30", "keep job-run logs this long, 0 = forever",
+     SetInt<&S::log_retention_days, 0, 36500>},
+  };
+  return kConfigKeys;
+}
+
+const char* NameOf(Status (*set)(ServerConfig*, const std::string&)) {
+  for (const ConfigKey& key : Table())
+    if (key.set == set) return key.name;
+  return "?";
+}
+
+std::string Normalize(const std::string& key) {
+  std::string out = key;
+  for (char& c : out) if (c == '-') c = '_';
+  return out;
+}
 
 }  // namespace
 
+const std::vector<ConfigKey>& ConfigKeys() { return Table(); }
+
+const ConfigKey* FindConfigKey(const std::string& raw_key) {
+  std::string key = Normalize(raw_key);
+  for (const ConfigKey& entry : Table())
+    if (key == entry.name) return &entry;
+  return nullptr;
+}
+
+std::string EnvironmentName(const ConfigKey& key) {
+  std::string out = "OPENGLUE_";
+  for (const char* c = key.name; *c; ++c) out += static_cast<char>(std::toupper(*c));
+  return out;
+}
+
+std::string FlagName(const ConfigKey& key) {
+  std::string out = "--";
+  for (const char* c = key.name; *c; ++c) out += *c == '_' ? '-' : *c;
+  return out;
+}
+
+std::string ConfigHelp() {
+  std::ostringstream out;
+  constexpr size_t kColumn = 34;
+  for (const ConfigKey& key : Table()) {
+    std::string head = "  " + FlagName(key) + " " + key.value_name;
+    std::string help = key.help;
+    if (key.default_value && *key.default_value) help += std::string(" [") + key.default_value + "]";
+    help += "\n    (env " + EnvironmentName(key) + ", file `" + key.name + " = ...`)";
+    std::istringstream lines(help);
+    std::string line;
+    bool first = true;
+    while (std::getline(lines, line)) {
+      if (first) {
+        out << head;
+        if (head.size() + 1 < kColumn) out << std::string(kColumn - head.size(), ' ');
+        else out << "\n" << std::string(kColumn, ' ');
+        first = false;
+      } else {
+        out << std::string(kColumn, ' ');
+      }
+      out << line << "\n";
+    }
+  }
+  return out.str();
+}
+
+ServerConfig::ServerConfig() {
+  for (const ConfigKey& key : Table()) {
+    // Defaults are checked by config_test (each one passes its own setter).
+    if (key.default_value) (void)key.set(this, key.default_value);
+  }
+}
+
 Status ServerConfig::Set(const std::string& raw_key, const std::string& value) {
-  std::string key = raw_key;
-  for (char& c : key) if (c == '-') c = '_';
-  if (key == "host") host = value;
-  else if (key == "port") return ParseInt(key, value, 0, 65535, &port);
-  else if (key == "data_dir") data_dir = value;
-  else if (key == "access_key_id") {
-    std::string secret = credentials.empty() ? "" : credentials.begin()->second;
-    credentials.clear();
-    credentials[value] = secret;
-  } else if (key == "secret_access_key") {
-    std::string id = credentials.empty() ? "test" : credentials.begin()->first;
-    credentials.clear();
-    credentials[id] = value;
-  } else if (key == "credentials") {
-    size_t colon = value.find(':');
-    if (colon == std::string::npos || colon == 0 || colon + 1 == value.size())
-      return Status::InvalidInput("config 'credentials' must be ACCESS_KEY_ID:SECRET");
-    credentials[value.substr(0, colon)] = value.substr(colon + 1);
-  } else if (key == "region") region = value;
-  else if (key == "account_id") account_id = value;
-  else if (key == "log_level") {
-    if (value != "debug" && value != "info" && value != "warn" && value != "error")
-      return Status::InvalidInput("config 'log_level' must be debug, info, warn or error");
-    log_level = value;
-  } else if (key == "max_clock_skew_seconds") {
-    return ParseInt(key, value, 1, 7 * 24 * 3600, &max_clock_skew_seconds);
-  } else if (key == "http_threads") {
-    return ParseInt(key, value, 2, 4096, &http_threads);
-  } else if (key == "auth") {
-    if (value == "sigv4") require_auth = true;
-    else if (value == "none") require_auth = false;
-    else return Status::InvalidInput("config 'auth' must be sigv4 or none");
-  } else if (key == "port_file") port_file = value;
-  else if (key == "python") python = value;
-  else if (key == "runtime_path") runtime_path = value;
-  else if (key == "max_concurrent_runs") return ParseInt(key, value, 1, 10000, &max_concurrent_runs);
-  else if (key == "log_retention_days") return ParseInt(key, value, 0, 36500, &log_retention_days);
-  else return Status::InvalidInput("unknown config key '" + raw_key + "'");
-  return Status::OK();
+  if (const ConfigKey* entry = FindConfigKey(raw_key)) return entry->set(this, value);
+  return Status::InvalidInput("unknown config key '" + raw_key + "'");
 }
 
 Status LoadConfigFile(const std::string& path, ServerConfig* config) {
@@ -93,20 +211,14 @@ Status LoadConfigFile(const std::string& path, ServerConfig* config) {
 }
 
 Status ApplyEnvironment(const std::vector<std::string>& environment, ServerConfig* config) {
-  static const char* kPrefix = "OPENGLUE_";
-  for (const std::string& entry : environment) {
-    if (!StartsWith(entry, kPrefix)) continue;
-    size_t eq = entry.find('=');
-    if (eq == std::string::npos) continue;
-    std::string key = ToLower(entry.substr(9, eq - 9));
-    if (key == "config") continue;  // the file itself is chosen by the caller
-    // Other programs share the OPENGLUE_ prefix (the test suite's OPENGLUE_BIN, the job
-    // runtime's variables): only the server's own keys are applied, the rest are not ours.
-    if (std::find(std::begin(kEnvironmentKeys), std::end(kEnvironmentKeys), key) ==
-        std::end(kEnvironmentKeys))
-      continue;
-    Status st = config->Set(key, entry.substr(eq + 1));
-    if (!st.ok()) return Status::InvalidInput("environment " + entry.substr(0, eq) + ": " + st.message());
+  for (const ConfigKey& key : Table()) {
+    std::string prefix = EnvironmentName(key) + "=";
+    for (const std::string& entry : environment) {
+      if (!StartsWith(entry, prefix)) continue;
+      Status st = key.set(config, entry.substr(prefix.size()));
+      if (!st.ok())
+        return Status::InvalidInput("environment " + EnvironmentName(key) + ": " + st.message());
+    }
   }
   return Status::OK();
 }
