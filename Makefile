@@ -87,33 +87,32 @@ docs: build
 FUZZ_SECONDS ?= 60
 SAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
-FUZZ_BUILD ?= build-fuzz
+FUZZ_BUILD ?= $(SAN_BUILD)
 # configure BUILD_DIR EXTRA_CMAKE_FLAGS
 configure = cmake -S . -B $(1) -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DPython3_EXECUTABLE=$(PYTHON) $(2) >/dev/null
 export ASAN_OPTIONS ?= detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1
 export UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
 export TSAN_OPTIONS ?= halt_on_error=1:second_deadlock_stack=1
-# The engine test runs inside pyarrow's uninstrumented Arrow libraries (their thread pool), which
-# ThreadSanitizer cannot see into: excluded from the TSan run.
-TSAN_EXCLUDE ?= ^(ParquetIo|parquet_io|engine)
+# The engine's tests run inside pyarrow's uninstrumented Arrow libraries (their thread pool),
+# which ThreadSanitizer cannot see into: the `engine` label is excluded from the TSan run.
+TSAN_EXCLUDE_LABEL ?= ^engine$$
 
-# AddressSanitizer + UndefinedBehaviorSanitizer; clang also checks the thread-safety annotations
-# (-Werror=thread-safety), so this build is the `analyze` build too.
-sanitize: deps
-	@$(call configure,$(SAN_BUILD),-DOPENGLUE_SANITIZE=address$(comma)undefined)
-	@cmake --build $(SAN_BUILD) -j $(JOBS)
+# AddressSanitizer + UndefinedBehaviorSanitizer, with libFuzzer's coverage instrumentation: one
+# clang build serves the sanitized unit tests, the libFuzzer binaries (`make fuzz`) and, since
+# clang checks the thread-safety annotations (-Werror=thread-safety), the analysis too.
+sanitize: analyze
 	@cd $(SAN_BUILD) && ctest --output-on-failure -j $(JOBS)
 analyze: deps
-	@$(call configure,$(SAN_BUILD),-DOPENGLUE_SANITIZE=address$(comma)undefined)
+	@$(call configure,$(SAN_BUILD),-DOPENGLUE_FUZZ=ON -DOPENGLUE_SANITIZE=address$(comma)undefined)
 	@cmake --build $(SAN_BUILD) -j $(JOBS)
 
 tsan: deps
 	@$(call configure,$(TSAN_BUILD),-DOPENGLUE_SANITIZE=thread)
 	@cmake --build $(TSAN_BUILD) -j $(JOBS)
-	@cd $(TSAN_BUILD) && ctest --output-on-failure -j $(JOBS) -E '$(TSAN_EXCLUDE)'
+	@cd $(TSAN_BUILD) && ctest --output-on-failure -j $(JOBS) -LE '$(TSAN_EXCLUDE_LABEL)'
 
 fuzz-build: deps
-	@$(call configure,$(FUZZ_BUILD),-DOPENGLUE_FUZZ=ON)
+	@$(call configure,$(FUZZ_BUILD),-DOPENGLUE_FUZZ=ON -DOPENGLUE_SANITIZE=address$(comma)undefined)
 	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzzers
 
 # Runs every fuzzer for FUZZ_SECONDS from its committed corpus (read-only; new inputs go to
@@ -139,4 +138,4 @@ ci:
 	@.ci/run
 
 clean:
-	rm -rf $(BUILD) $(SAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(SAN_BUILD) $(TSAN_BUILD)
