@@ -50,7 +50,7 @@ $(APT_STAMP): Makefile
 	  $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 	@mkdir -p $(BUILD) && touch $(APT_STAMP)
-$(STAMP): requirements.txt $(APT_STAMP)
+$(STAMP): requirements.txt | $(APT_STAMP)
 	@[ -x $(PYTHON) ] || { echo "== creating the Python virtual environment $(VENV)"; $(SYSTEM_PYTHON) -m venv $(VENV); }
 	@echo "== installing Python packages into $(VENV) (requirements.txt)"
 	@$(PYTHON) -m pip install -q --disable-pip-version-check -r requirements.txt
