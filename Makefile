@@ -123,7 +123,7 @@ fuzz-build: deps
 # corpus folder (it is then replayed by every build's ctest) and fix the code.
 fuzz: fuzz-build
 	@mkdir -p $(FUZZ_BUILD)/crashes; failed=""; \
-	while IFS== read -r name corpus; do \
+	while IFS== read -r name corpus || [ -n "$$name" ]; do \
 	  [ -n "$$name" ] || continue; mkdir -p $(FUZZ_BUILD)/corpus/$$name; \
 	  echo "== fuzzing $$name for $(FUZZ_SECONDS) s (corpus $${corpus#$(CURDIR)/})"; \
 	  if ! $(FUZZ_BUILD)/$$name -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 \
