@@ -93,9 +93,10 @@ configure = cmake -S . -B $(1) -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DPython3_E
 export ASAN_OPTIONS ?= detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1
 export UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
 export TSAN_OPTIONS ?= halt_on_error=1:second_deadlock_stack=1
-# The engine's tests run inside pyarrow's uninstrumented Arrow libraries (their thread pool),
-# which ThreadSanitizer cannot see into: the `engine` label is excluded from the TSan run.
-TSAN_EXCLUDE_LABEL ?= ^engine$$
+# The engine's tests call into pyarrow's uninstrumented Arrow libraries; they run clean under
+# TSan today (measured). Should Arrow's own threads ever make them noisy, exclude them by label:
+# make tsan TSAN_CTEST_ARGS="-LE ^engine$$"
+TSAN_CTEST_ARGS ?=
 
 # AddressSanitizer + UndefinedBehaviorSanitizer, with libFuzzer's coverage instrumentation: one
 # clang build serves the sanitized unit tests, the libFuzzer binaries (`make fuzz`) and, since
@@ -112,7 +113,7 @@ analyze: deps
 tsan: deps
 	@$(call configure,$(TSAN_BUILD),-DOPENGLUE_SANITIZE=thread)
 	@cmake --build $(TSAN_BUILD) -j $(JOBS)
-	@cd $(TSAN_BUILD) && ctest --output-on-failure -j $(JOBS) -LE '$(TSAN_EXCLUDE_LABEL)' -E '$(SAN_EXCLUDE)'
+	@cd $(TSAN_BUILD) && ctest --output-on-failure -j $(JOBS) -E '$(SAN_EXCLUDE)' $(TSAN_CTEST_ARGS)
 
 fuzz-build: deps
 	@$(call configure,$(FUZZ_BUILD),-DOPENGLUE_FUZZ=ON -DOPENGLUE_SANITIZE=address$(comma)undefined)
