@@ -13,12 +13,15 @@
 #include "api/router.h"
 #include "api/service_model.h"
 #include "catalog/catalog.h"
+#include "resource/tags.h"
 #include "jobs/job_service.h"
-#include "jobs/log_store.h"
 #include "jobs/process_launcher.h"
+#include "jobs/run_output.h"
+#include "logs/log_store.h"
 #include "common/clock.h"
 #include "common/config.h"
 #include "common/logging.h"
+#include "common/random.h"
 #include "store/sqlite_store.h"
 
 extern char** environ;
@@ -26,6 +29,19 @@ extern char** environ;
 namespace {
 
 constexpr const char* kVersion = "0.1.0";
+
+// Job runs write their output into log streams: jobs owns the interface, logs the streams.
+class LogStreamsRunOutput : public openglue::jobs::RunOutput {
+ public:
+  explicit LogStreamsRunOutput(openglue::logs::LogStore* logs) : logs_(logs) {}
+  std::string StdoutPath(const std::string& run_id) override { return logs_->StdoutPath(run_id); }
+  std::string StderrPath(const std::string& run_id) override { return logs_->StderrPath(run_id); }
+  void Follow(const std::string& run_id) override { logs_->Follow(run_id); }
+  void Finish(const std::string& run_id) override { logs_->Finish(run_id); }
+
+ private:
+  openglue::logs::LogStore* const logs_;
+};
 
 const char* kUsage = R"(openglue - a self-hostable AWS Glue
 
@@ -119,15 +135,25 @@ int Serve(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
 
   SystemClock clock;
-  auto store = store::SqliteStore::Make(config.data_dir + "/catalog.db");
+  store::SqliteStoreOptions store_options;
+  store_options.max_readers = config.store_max_readers;
+  store_options.reader_idle = std::chrono::seconds(config.store_reader_idle_seconds);
+  auto store = store::SqliteStore::Make(config.data_dir + "/catalog.db", store_options);
   if (!store.ok()) return Fail(store.status().message());
   catalog::CatalogOptions catalog_options{config.account_id, config.region};
   auto catalog = catalog::Catalog::Make(store->get(), &clock, catalog_options);
   if (!catalog.ok()) return Fail(catalog.status().message());
+  // One tag store for every service: each registers the ARN types it resolves.
+  resource::TagService tags(store->get(), config.region);
+  catalog::RegisterTaggableResources(&tags);
   auto model = api::ServiceModel::MakeEmbedded();
   if (!model.ok()) return Fail(model.status().message());
-  api::Router router(model->get());
+  auto logs_model = api::ServiceModel::MakeEmbeddedLogs();
+  if (!logs_model.ok()) return Fail(logs_model.status().message());
+  api::Router router(model->get(), logs_model->get());
   router.RegisterCatalog(catalog->get());
+  for (const auto& [name, method] : resource::TagService::Operations())
+    router.RegisterGlue(name, [&tags, method = method](const Json& request) { return (tags.*method)(request); });
   auto server = api::HttpServer::Make(config, &router, &clock);
   if (!server.ok()) return Fail(server.status().message());
   if (!(st = (*server)->Bind()).ok()) return Fail(st.message());
@@ -136,10 +162,13 @@ int Serve(int argc, char** argv) {
 
   // Jobs: runs are processes that call back to this server with a credential of their own.
   std::string runtime_path = config.runtime_path.empty() ? OPENGLUE_PYTHON_DIR : config.runtime_path;
-  jobs::LogStoreOptions log_options;
+  logs::LogStoreOptions log_options;
   log_options.retention_days = config.log_retention_days;
-  auto logs = jobs::LogStore::Make(config.data_dir + "/logs", &clock, log_options);
+  log_options.region = config.region;
+  log_options.account_id = config.account_id;
+  auto logs = logs::LogStore::Make(config.data_dir + "/logs", &clock, log_options);
   if (!logs.ok()) return Fail(logs.status().message());
+  LogStreamsRunOutput run_output(logs->get());
   std::unique_ptr<jobs::ProcessLauncher> launcher = jobs::MakePosixProcessLauncher();
   jobs::JobServiceOptions job_options;
   job_options.data_dir = config.data_dir;
@@ -154,11 +183,14 @@ int Serve(int argc, char** argv) {
   jobs::RunCredentials run_credentials{
       [verifier](const std::string& id, const std::string& secret) { verifier->Grant(id, secret); },
       [verifier](const std::string& id) { verifier->Revoke(id); }};
-  auto job_service = jobs::JobService::Make(store->get(), &clock, launcher.get(), logs->get(),
-                                            run_credentials, job_options);
+  SystemRandom random;
+  auto job_service = jobs::JobService::Make(store->get(), &clock, &random, launcher.get(),
+                                            &run_output, run_credentials, job_options);
   if (!job_service.ok()) return Fail(job_service.status().message());
   router.RegisterJobs(job_service->get());
-  (*catalog)->RegisterTaggableResource("job", jobs::JobExists);
+  tags.Register("job", [](store::Transaction* txn, const resource::Arn& arn) {
+    return jobs::JobExists(txn, arn.resource);
+  });
   router.RegisterLogs(logs->get());
   if (!(st = (*job_service)->Recover()).ok()) return Fail(st.message());
   (*logs)->Start();
@@ -198,6 +230,7 @@ int ListOperations() {
   // A catalog is only needed for its operation table.
   for (const auto& [name, method] : catalog::Catalog::Operations()) router.RegisterGlue(name, nullptr);
   for (const auto& [name, method] : jobs::JobService::Operations()) router.RegisterGlue(name, nullptr);
+  for (const auto& [name, method] : resource::TagService::Operations()) router.RegisterGlue(name, nullptr);
   for (const std::string& name : (*model)->OperationNames())
     std::cout << name << "\t" << (router.Implements(name) ? "implemented" : "not yet") << "\n";
   return 0;

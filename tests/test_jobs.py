@@ -73,18 +73,21 @@ def test_create_job_twice_is_already_exists(kit, glue):
     assert glue.get_job(JobName=name)["Job"]["Role"] == "local"
 
 
-@pytest.mark.parametrize("command_name", ["gluestreaming", "glueray", "Glueetl"])
-def test_unsupported_command_is_invalid_input_naming_the_supported_ones(kit, glue, command_name):
-    name = unique("job")
-    with raises_glue("InvalidInputException", command_name, "glueetl", "pythonshell"):
-        glue.create_job(Name=name, Role="local", Command=command(command_name))
-    with raises_glue("EntityNotFoundException"):
-        glue.get_job(JobName=name)
-    # UpdateJob refuses it too and leaves the job as it was.
+@pytest.mark.parametrize("command_name", ["gluestreaming", "glueray", "Glueetl", "my-custom"])
+def test_any_command_name_is_accepted_and_its_run_fails_as_glue_says(kit, glue, command_name):
+    # AWS accepts any Command.Name at CreateJob (tools create gluestreaming, glueray and custom
+    # jobs) and fails a run it cannot run with this message.
+    script = kit.script("print('never runs')")
+    name = kit.job(script=script, command=command_name)
+    assert glue.get_job(JobName=name)["Job"]["Command"] == command(command_name, script)
+    run = kit.run(name)
+    assert run["JobRunState"] == "FAILED"
+    assert run["ErrorMessage"] == "Could not find command for the given criteria"
+    # UpdateJob accepts it too, and back.
     existing = kit.job(script=SCRIPT)
-    with raises_glue("InvalidInputException", "glueetl", "pythonshell"):
-        glue.update_job(JobName=existing,
-                        JobUpdate={"Role": "local", "Command": command(command_name)})
+    glue.update_job(JobName=existing, JobUpdate={"Role": "local", "Command": command(command_name)})
+    assert glue.get_job(JobName=existing)["Job"]["Command"]["Name"] == command_name
+    glue.update_job(JobName=existing, JobUpdate={"Role": "local", "Command": command()})
     assert glue.get_job(JobName=existing)["Job"]["Command"]["Name"] == "glueetl"
 
 

@@ -259,6 +259,7 @@ class GlueClient:
         self.port = port
         self.host = f"{HOST}:{port}"
         self.conn = None
+        self.last_used = 0.0
         self._keys = {}
 
     def _signing_key(self, date):
@@ -302,8 +303,12 @@ class GlueClient:
 
     def send(self, headers, data):
         """Sends a signed request; returns (HTTP status, body bytes). Not retried."""
-        if self.conn is None:
+        # The server closes a keep-alive connection idle for 30 s (the baselines between the
+        # workloads can take longer on a busy machine): open a new one rather than write into
+        # a closed one.
+        if self.conn is None or time.monotonic() - self.last_used > 20:
             self.connect()
+        self.last_used = time.monotonic()
         try:
             self.conn.request("POST", "/", body=data, headers=headers)
             response = self.conn.getresponse()

@@ -25,9 +25,12 @@
 #include "common/clock.h"
 #include "common/json.h"
 #include "common/strings.h"
+#include "common/random.h"
 #include "jobs/job_service.h"
-#include "jobs/log_store.h"
 #include "jobs/process_launcher.h"
+#include "jobs/run_output.h"
+#include "logs/log_store.h"
+#include "resource/tags.h"
 #include "store/sqlite_store.h"
 
 namespace {
@@ -44,14 +47,31 @@ class NoLauncher : public jobs::ProcessLauncher {
   jobs::ProcessStatus Check(int, const std::string&) override { return {}; }
 };
 
+// Run output goes nowhere: no run ever starts.
+class NoRunOutput : public jobs::RunOutput {
+ public:
+  explicit NoRunOutput(std::string dir) : dir_(std::move(dir)) {}
+  std::string StdoutPath(const std::string& id) override { return dir_ + "/" + id + ".out"; }
+  std::string StderrPath(const std::string& id) override { return dir_ + "/" + id + ".err"; }
+  void Follow(const std::string&) override {}
+  void Finish(const std::string&) override {}
+
+ private:
+  std::string dir_;
+};
+
 struct Services {
   std::string dir;
   FakeClock clock{1773480413000};
   std::unique_ptr<store::SqliteStore> store;
   std::unique_ptr<catalog::Catalog> catalog;
+  std::unique_ptr<resource::TagService> tags;
   std::unique_ptr<api::ServiceModel> model;
+  std::unique_ptr<api::ServiceModel> logs_model;
   std::unique_ptr<api::Router> router;
-  std::unique_ptr<jobs::LogStore> logs;
+  std::unique_ptr<logs::LogStore> logs;
+  std::unique_ptr<NoRunOutput> run_output;
+  SeededRandom random{42};
   NoLauncher launcher;
   std::unique_ptr<jobs::JobService> jobs;
 };
@@ -72,25 +92,36 @@ Services* Setup() {
   auto catalog = catalog::Catalog::Make(s->store.get(), &s->clock, catalog::CatalogOptions{});
   if (!catalog.ok()) Die(catalog.status().message());
   s->catalog = std::move(*catalog);
+  s->tags = std::make_unique<resource::TagService>(s->store.get(), "us-east-1");
+  catalog::RegisterTaggableResources(s->tags.get());
   auto model = api::ServiceModel::MakeEmbedded();
   if (!model.ok()) Die(model.status().message());
   s->model = std::move(*model);
-  s->router = std::make_unique<api::Router>(s->model.get());
+  auto logs_model = api::ServiceModel::MakeEmbeddedLogs();
+  if (!logs_model.ok()) Die(logs_model.status().message());
+  s->logs_model = std::move(*logs_model);
+  s->router = std::make_unique<api::Router>(s->model.get(), s->logs_model.get());
   s->router->RegisterCatalog(s->catalog.get());
-  auto logs = jobs::LogStore::Make(s->dir + "/logs", &s->clock, jobs::LogStoreOptions{});
+  resource::TagService* tags = s->tags.get();
+  for (const auto& [name, method] : resource::TagService::Operations())
+    s->router->RegisterGlue(name, [tags, method = method](const Json& request) { return (tags->*method)(request); });
+  auto logs = logs::LogStore::Make(s->dir + "/logs", &s->clock, logs::LogStoreOptions{});
   if (!logs.ok()) Die(logs.status().message());
   s->logs = std::move(*logs);
+  s->run_output = std::make_unique<NoRunOutput>(s->dir);
   jobs::JobServiceOptions options;
   options.data_dir = s->dir;
   options.endpoint = "http://127.0.0.1:1";
   jobs::RunCredentials credentials{[](const std::string&, const std::string&) {},
                                    [](const std::string&) {}};
-  auto job_service = jobs::JobService::Make(s->store.get(), &s->clock, &s->launcher,
-                                            s->logs.get(), credentials, options);
+  auto job_service = jobs::JobService::Make(s->store.get(), &s->clock, &s->random, &s->launcher,
+                                            s->run_output.get(), credentials, options);
   if (!job_service.ok()) Die(job_service.status().message());
   s->jobs = std::move(*job_service);
   s->router->RegisterJobs(s->jobs.get());
-  s->catalog->RegisterTaggableResource("job", jobs::JobExists);
+  s->tags->Register("job", [](store::Transaction* txn, const resource::Arn& arn) {
+    return jobs::JobExists(txn, arn.resource);
+  });
   s->router->RegisterLogs(s->logs.get());
   return s;
 }

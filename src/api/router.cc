@@ -23,7 +23,7 @@ void Router::RegisterJobs(jobs::JobService* jobs) {
   }
 }
 
-void Router::RegisterLogs(jobs::LogStore* logs) {
+void Router::RegisterLogs(logs::LogStore* logs) {
   logs_["DescribeLogGroups"] = [logs](const Json& r) { return logs->DescribeLogGroups(r); };
   logs_["DescribeLogStreams"] = [logs](const Json& r) { return logs->DescribeLogStreams(r); };
   logs_["GetLogEvents"] = [logs](const Json& r) { return logs->GetLogEvents(r); };
@@ -47,6 +47,34 @@ WireResponse LogsErrorResponse(const Status& status) {
   return {http_status, DumpJson(body)};
 }
 
+// JSON null for a member means the member is absent (as AWS treats it): removes every
+// null-valued object member, at any depth. Iterative, so a deeply nested document cannot
+// exhaust the stack. Nulls inside lists are kept for the model to refuse.
+void StripNullMembers(Json* document) {
+  std::vector<Json*> pending{document};
+  while (!pending.empty()) {
+    Json* value = pending.back();
+    pending.pop_back();
+    if (value->is_object()) {
+      for (auto it = value->begin(); it != value->end();) {
+        if (it->is_null()) {
+          it = value->erase(it);
+        } else {
+          if (it->is_structured()) pending.push_back(&*it);
+          ++it;
+        }
+      }
+    } else if (value->is_array()) {
+      for (Json& element : *value) {
+        if (element.is_structured()) pending.push_back(&element);
+      }
+    }
+  }
+}
+
+// A client-supplied X-Amz-Target quoted in an error message: valid UTF-8, bounded.
+std::string QuoteTarget(const std::string& target) { return TruncateUtf8(target, 256); }
+
 }  // namespace
 
 WireResponse Router::ErrorResponse(const Status& status) {
@@ -62,10 +90,11 @@ WireResponse Router::Handle(const std::string& target, const std::string& body,
   if (!StartsWith(target, kGluePrefix))
     return ErrorResponse(Status(StatusCode::kUnknownOperation,
                                 target.empty() ? "Missing X-Amz-Target header"
-                                               : "Unknown target '" + target + "'"));
+                                               : "Unknown target '" + QuoteTarget(target) + "'"));
   std::string operation = target.substr(kGluePrefix.size());
   auto it = glue_.find(operation);
   if (it == glue_.end()) {
+    operation = QuoteTarget(operation);
     if (model_->HasOperation(operation))
       return ErrorResponse(Status(StatusCode::kUnknownOperation,
                                   "Operation " + operation + " is not implemented by OpenGlue yet "
@@ -84,6 +113,7 @@ WireResponse Router::Handle(const std::string& target, const std::string& body,
     if (request.is_discarded())
       return ErrorResponse(Status::Serialization("The request body is not valid JSON"));
   }
+  StripNullMembers(&request);
   Status valid = model_->Validate(operation, &request);
   if (!valid.ok()) return ErrorResponse(valid);
   try {
@@ -93,10 +123,11 @@ WireResponse Router::Handle(const std::string& target, const std::string& body,
         OG_LOG(kError, operation << " failed: " << result.status().message());
       return ErrorResponse(result.status());
     }
-    return {200, result->dump(-1, ' ', false, Json::error_handler_t::replace)};
+    return {200, DumpJson(*result)};
   } catch (const std::exception& e) {
-    OG_LOG(kError, operation << " raised: " << e.what());
-    return ErrorResponse(Status::Internal(std::string("Internal error: ") + e.what()));
+    // The exception's text stays in the server's log; the client learns only that it failed.
+    OG_LOG(kError, operation << " raised: " << SanitizeUtf8(e.what()));
+    return ErrorResponse(Status::Internal("An internal error occurred while handling " + operation));
   }
 }
 
@@ -105,7 +136,8 @@ WireResponse Router::HandleLogs(const std::string& operation, const std::string&
   auto it = logs_.find(operation);
   if (it == logs_.end())
     return ErrorResponse(Status(StatusCode::kUnknownOperation,
-                                "Logs operation " + operation + " is not implemented by OpenGlue"));
+                                "Logs operation " + QuoteTarget(operation) +
+                                    " is not implemented by OpenGlue"));
   if (authorizer_) {
     Status allowed = authorizer_(principal, "logs:" + operation);
     if (!allowed.ok()) return LogsErrorResponse(allowed);
@@ -114,13 +146,22 @@ WireResponse Router::HandleLogs(const std::string& operation, const std::string&
                                     : Json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (request.is_discarded() || !request.is_object())
     return LogsErrorResponse(Status::Serialization("The request body is not a JSON object"));
+  StripNullMembers(&request);
+  // The same model-driven validation as Glue's: a wrong type is a SerializationException, a
+  // value outside the model's limits (filterPattern over 1,024 characters, limit, lengths,
+  // enums) an InvalidParameterException, before the handler sees the request.
+  if (logs_model_ != nullptr && logs_model_->HasOperation(operation)) {
+    Status valid = logs_model_->Validate(operation, &request);
+    if (!valid.ok()) return LogsErrorResponse(valid);
+  }
   try {
     Result<Json> result = it->second(request);
     if (!result.ok()) return LogsErrorResponse(result.status());
-    return {200, result->dump(-1, ' ', false, Json::error_handler_t::replace)};
+    return {200, DumpJson(*result)};
   } catch (const std::exception& e) {
-    OG_LOG(kError, "Logs " << operation << " raised: " << e.what());
-    return LogsErrorResponse(Status::Internal(std::string("Internal error: ") + e.what()));
+    OG_LOG(kError, "Logs " << operation << " raised: " << SanitizeUtf8(e.what()));
+    return LogsErrorResponse(Status::Internal("An internal error occurred while handling " +
+                                              operation));
   }
 }
 

@@ -13,7 +13,7 @@
 #include "api/service_model.h"
 #include "catalog/catalog.h"
 #include "jobs/job_service.h"
-#include "jobs/log_store.h"
+#include "logs/log_store.h"
 #include "common/json.h"
 #include "common/status.h"
 
@@ -32,7 +32,10 @@ class Router {
   // Returns OK or an AccessDenied status whose message names the action.
   using Authorizer = std::function<Status(const std::string& principal, const std::string& action)>;
 
-  explicit Router(const ServiceModel* model) : model_(model) {}
+  // `model` is Glue's service model; `logs_model` CloudWatch Logs' (Logs requests are validated
+  // against it when given). Both borrowed.
+  explicit Router(const ServiceModel* model, const ServiceModel* logs_model = nullptr)
+      : model_(model), logs_model_(logs_model) {}
 
   // Registers a Glue operation (X-Amz-Target "AWSGlue.<name>").
   void RegisterGlue(const std::string& name, Handler handler);
@@ -41,8 +44,9 @@ class Router {
   // Registers the job and job-run operations.
   void RegisterJobs(jobs::JobService* jobs);
   // Registers the CloudWatch Logs subset (X-Amz-Target "Logs_20140328.<name>"). Its errors use
-  // CloudWatch's names: ResourceNotFoundException, InvalidParameterException.
-  void RegisterLogs(jobs::LogStore* logs);
+  // CloudWatch's names: ResourceNotFoundException, InvalidParameterException,
+  // SerializationException.
+  void RegisterLogs(logs::LogStore* logs);
 
   // Installs the authorizer consulted for every known operation before its body is decoded.
   // Without one every authenticated principal may call everything.
@@ -62,6 +66,7 @@ class Router {
                           const std::string& principal) const;
 
   const ServiceModel* model_;
+  const ServiceModel* logs_model_;
   std::map<std::string, Handler> glue_;
   std::map<std::string, Handler> logs_;
   Authorizer authorizer_;

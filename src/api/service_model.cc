@@ -10,6 +10,7 @@
 namespace openglue::api {
 
 std::string_view EmbeddedGlueModel();
+std::string_view EmbeddedLogsModel();
 
 namespace {
 
@@ -290,12 +291,16 @@ class Validator {
 Result<std::unique_ptr<ServiceModel>> ServiceModel::Make(const std::string& model_json) {
   Json model = Json::parse(model_json, nullptr, /*allow_exceptions=*/false);
   if (model.is_discarded() || !model.contains("operations") || !model.contains("shapes"))
-    return Status::Internal("the embedded Glue service model is not valid JSON");
+    return Status::Internal("the embedded service model is not valid JSON");
   return std::unique_ptr<ServiceModel>(new ServiceModel(std::move(model)));
 }
 
 Result<std::unique_ptr<ServiceModel>> ServiceModel::MakeEmbedded() {
   return Make(std::string(EmbeddedGlueModel()));
+}
+
+Result<std::unique_ptr<ServiceModel>> ServiceModel::MakeEmbeddedLogs() {
+  return Make(std::string(EmbeddedLogsModel()));
 }
 
 bool ServiceModel::HasOperation(const std::string& operation) const {

@@ -1,5 +1,5 @@
-// ServiceModel: the Glue service model (botocore's service-2.json, embedded at build time) and
-// the request validation it drives.
+// ServiceModel: a botocore service model (service-2.json, embedded at build time: Glue's and
+// CloudWatch Logs') and the request validation it drives.
 //
 // Validate() checks a request document against the operation's input shape the way AWS's
 // front end does: a member of the wrong JSON type is a SerializationException; a missing
@@ -23,8 +23,10 @@ namespace openglue::api {
 
 class ServiceModel {
  public:
-  // Parses the embedded model. Internal if it is corrupt (a build problem).
+  // Parses the embedded Glue model. Internal if it is corrupt (a build problem).
   static Result<std::unique_ptr<ServiceModel>> MakeEmbedded();
+  // Parses the embedded CloudWatch Logs model (Logs_20140328).
+  static Result<std::unique_ptr<ServiceModel>> MakeEmbeddedLogs();
   // Parses a model document (for tests).
   static Result<std::unique_ptr<ServiceModel>> Make(const std::string& model_json);
 

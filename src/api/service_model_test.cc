@@ -1,6 +1,13 @@
 #include "api/service_model.h"
 
+#include <stdlib.h>
+
+#include <filesystem>
+
 #include <gtest/gtest.h>
+
+#include "common/clock.h"
+#include "logs/log_store.h"
 
 #include "api/router.h"
 
@@ -115,6 +122,71 @@ TEST(RouterTest, HandlerExceptionsBecomeInternalErrors) {
   WireResponse out = router.Handle("AWSGlue.GetDatabases", "{}");
   EXPECT_EQ(out.http_status, 500);
   EXPECT_EQ(Json::parse(out.body)["__type"], "InternalServiceException");
+}
+
+TEST(LogsModelTest, LogsRequestsAreValidatedAgainstTheLogsModel) {
+  auto model = ServiceModel::MakeEmbeddedLogs();
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  EXPECT_TRUE((*model)->HasOperation("FilterLogEvents"));
+  EXPECT_TRUE((*model)->HasOperation("GetLogEvents"));
+  EXPECT_FALSE((*model)->HasOperation("CreateDatabase"));
+  auto validate = [&](const std::string& op, const std::string& body) {
+    Json request = Json::parse(body);
+    return (*model)->Validate(op, &request);
+  };
+  EXPECT_TRUE(validate("FilterLogEvents", R"({"logGroupName":"/aws-glue/jobs/output"})").ok());
+  Json long_pattern = {{"logGroupName", "/g"}, {"filterPattern", std::string(1025, 'a')}};
+  Status st = (*model)->Validate("FilterLogEvents", &long_pattern);
+  EXPECT_EQ(st.code(), StatusCode::kValidation);
+  EXPECT_NE(st.message().find("'filterPattern'"), std::string::npos) << st.message();
+  Json at_limit = {{"logGroupName", "/g"}, {"filterPattern", std::string(1024, 'a')}};
+  EXPECT_TRUE((*model)->Validate("FilterLogEvents", &at_limit).ok());
+  EXPECT_EQ(validate("GetLogEvents", R"({"logGroupName":"/g"})").code(), StatusCode::kValidation);
+  EXPECT_EQ(validate("GetLogEvents", R"({"logGroupName":"/g","logStreamName":"s","limit":10001})")
+                .code(),
+            StatusCode::kValidation);
+  EXPECT_EQ(validate("DescribeLogStreams", R"({"logGroupName":"/g","orderBy":"Size"})").code(),
+            StatusCode::kValidation);
+  EXPECT_EQ(validate("FilterLogEvents", R"({"logGroupName":"/g","logStreamNames":[]})").code(),
+            StatusCode::kValidation);
+  EXPECT_EQ(validate("GetLogEvents", R"({"logGroupName":"/g","logStreamName":"s","limit":"5"})")
+                .code(),
+            StatusCode::kSerialization);
+  EXPECT_EQ(validate("FilterLogEvents", R"({"logGroupName":"/g","startTime":-1})").code(),
+            StatusCode::kValidation);
+}
+
+TEST(LogsModelTest, TheRouterAnswersWithCloudWatchErrorNames) {
+  auto glue = ServiceModel::MakeEmbedded();
+  auto logs_model = ServiceModel::MakeEmbeddedLogs();
+  ASSERT_TRUE(glue.ok() && logs_model.ok());
+  char dir[] = "/tmp/og_router_logs_XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  FakeClock clock(1'700'000'000'000);
+  auto store = logs::LogStore::Make(std::string(dir) + "/logs", &clock, {});
+  ASSERT_TRUE(store.ok());
+  Router router(glue->get(), logs_model->get());
+  router.RegisterLogs(store->get());
+  auto type = [](const WireResponse& r) { return Json::parse(r.body)["__type"]; };
+  Json too_long = {{"logGroupName", "/aws-glue/jobs/output"},
+                   {"filterPattern", std::string(5000, 'a')}};
+  WireResponse r = router.Handle("Logs_20140328.FilterLogEvents", DumpJson(too_long));
+  EXPECT_EQ(r.http_status, 400);
+  EXPECT_EQ(type(r), "InvalidParameterException");
+  r = router.Handle("Logs_20140328.GetLogEvents",
+                    R"({"logGroupName":"/aws-glue/jobs/output","logStreamName":7})");
+  EXPECT_EQ(type(r), "SerializationException");
+  r = router.Handle("Logs_20140328.GetLogEvents",
+                    R"({"logGroupName":"/aws-glue/jobs/output","logStreamName":"nope"})");
+  EXPECT_EQ(type(r), "ResourceNotFoundException");
+  r = router.Handle("Logs_20140328.DescribeLogStreams",
+                    R"({"logGroupName":"/aws-glue/jobs/output","limit":51})");
+  EXPECT_EQ(type(r), "InvalidParameterException");
+  r = router.Handle("Logs_20140328.FilterLogEvents",
+                    R"({"logGroupName":"/aws-glue/jobs/output","filterPattern":"ERROR"})");
+  EXPECT_EQ(r.http_status, 200);
+  store->reset();
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -602,7 +602,15 @@ void SigV4Verifier::CacheSigningKey(CacheKey scope, const KeyBytes& key) const {
   key_cache_.emplace(std::move(scope), key);
 }
 
-Result<std::string> SigV4Verifier::Verify(const HttpRequestView& request) const {
+struct SigV4Verifier::Prepared {
+  SignatureClaim claim;
+  Scope scope;
+  std::vector<std::string> signed_names;
+  std::vector<std::vector<std::string_view>> signed_values;
+  std::string secret;
+};
+
+Status SigV4Verifier::Prepare(const HttpRequestView& request, Prepared* out) const {
   // 1. Which auth form, and what does the client claim?
   std::vector<std::string_view> authorization = HeaderValues(request, "authorization");
   std::vector<QueryParam> params = ParseQuery(request.query);
@@ -616,12 +624,14 @@ Result<std::string> SigV4Verifier::Verify(const HttpRequestView& request) const 
   if (authorization.size() > 1) {
     return Incomplete("The request has more than one Authorization header.");
   }
-  OG_ASSIGN_OR_RETURN(SignatureClaim claim,
+  OG_ASSIGN_OR_RETURN(out->claim,
                    has_query_auth ? ParsePresignedQuery(params)
                                   : ParseAuthorizationHeader(request, authorization.front()));
+  const SignatureClaim& claim = out->claim;
 
   // 2. The credential scope, and its consistency with the request time.
-  OG_ASSIGN_OR_RETURN(Scope scope, ParseScope(claim.credential, claim.presigned));
+  OG_ASSIGN_OR_RETURN(out->scope, ParseScope(claim.credential, claim.presigned));
+  const Scope& scope = out->scope;
   std::string_view request_day = std::string_view(claim.timestamp).substr(0, 8);
   if (scope.date != request_day) {
     return Invalid("Date in Credential scope does not match YYYYMMDD from ISO-8601 version of "
@@ -629,8 +639,9 @@ Result<std::string> SigV4Verifier::Verify(const HttpRequestView& request) const 
                    "', from '" + claim.timestamp + "'.");
   }
 
-  // 3. The signed headers: well-formed, include host, all present.
-  std::vector<std::string> signed_names = Split(claim.signed_headers, ';');
+  // 3. The signed headers: well-formed, include host and the required ones, all present.
+  out->signed_names = Split(claim.signed_headers, ';');
+  std::vector<std::string>& signed_names = out->signed_names;
   bool host_signed = false;
   for (std::string& name : signed_names) {
     if (name.empty() || name != TrimView(name)) {
@@ -643,20 +654,35 @@ Result<std::string> SigV4Verifier::Verify(const HttpRequestView& request) const 
   if (!host_signed) {
     return Incomplete("'Host' or ':authority' must be a 'SignedHeader' in the AWS Authorization.");
   }
-  std::vector<std::vector<std::string_view>> signed_values;
-  signed_values.reserve(signed_names.size());
+  // The time a header carries is signed too (AWS: "if you include a date or x-amz-date
+  // header, you must also include that header in the list of signed headers").
+  if (!claim.presigned) {
+    std::string_view time_header = FirstHeader(request, "x-amz-date") ? "x-amz-date" : "date";
+    if (std::find(signed_names.begin(), signed_names.end(), time_header) == signed_names.end()) {
+      return Incomplete("'" + std::string(time_header) +
+                        "' must be a 'SignedHeader' in the AWS Authorization.");
+    }
+  }
+  // A required header that is present must be signed; one that is absent cannot be
+  // retargeted (adding it later makes it present and unsigned).
+  for (const std::string& required : required_signed_headers_) {
+    if (!FirstHeader(request, required)) continue;
+    if (std::find(signed_names.begin(), signed_names.end(), required) == signed_names.end()) {
+      return Incomplete("'" + required + "' must be a 'SignedHeader' in the AWS Authorization.");
+    }
+  }
+  out->signed_values.reserve(signed_names.size());
   for (const std::string& name : signed_names) {
-    signed_values.push_back(HeaderValues(request, name));
-    if (signed_values.back().empty()) {
+    out->signed_values.push_back(HeaderValues(request, name));
+    if (out->signed_values.back().empty()) {
       return Incomplete("The request lacks the header '" + Echo(name) +
                         "', which 'SignedHeaders' lists as signed.");
     }
   }
 
   // 4. Who signed, and when.
-  std::string secret;
   if (auto configured = credentials_.find(scope.access_key_id); configured != credentials_.end()) {
-    secret = configured->second;
+    out->secret = configured->second;
   } else {
     std::lock_guard<std::mutex> lock(granted_mutex_);
     auto granted = granted_.find(scope.access_key_id);
@@ -664,7 +690,7 @@ Result<std::string> SigV4Verifier::Verify(const HttpRequestView& request) const 
       return Status(StatusCode::kUnrecognizedClient,
                     "The security token included in the request is invalid.");
     }
-    secret = granted->second;
+    out->secret = granted->second;
   }
   int64_t now = FloorDiv(clock_->NowMillis(), 1000);
   int64_t past_window = claim.expires ? *claim.expires : max_skew_seconds_;
@@ -678,6 +704,23 @@ Result<std::string> SigV4Verifier::Verify(const HttpRequestView& request) const 
                    FormatIsoBasic(now + max_skew_seconds_) + " (" + FormatIsoBasic(now) + " + " +
                    FormatSpan(max_skew_seconds_) + ")");
   }
+  return Status::OK();
+}
+
+Status SigV4Verifier::CheckHeaders(const HttpRequestView& request) const {
+  Prepared prepared;
+  return Prepare(request, &prepared);
+}
+
+Result<std::string> SigV4Verifier::Verify(const HttpRequestView& request) const {
+  Prepared prepared;
+  OG_RETURN_NOT_OK(Prepare(request, &prepared));
+  const SignatureClaim& claim = prepared.claim;
+  const Scope& scope = prepared.scope;
+  const std::vector<std::string>& signed_names = prepared.signed_names;
+  const std::vector<std::vector<std::string_view>>& signed_values = prepared.signed_values;
+  const std::string& secret = prepared.secret;
+  std::vector<QueryParam> params = ParseQuery(request.query);
 
   // 5. The payload hash. The body is always hashed: a client-supplied x-amz-content-sha256 is
   // signed, but only the real body hash proves the body was not replaced.
@@ -742,6 +785,11 @@ Result<std::string> SigV4Verifier::Verify(const HttpRequestView& request) const 
   }
   CacheSigningKey(std::move(cache_key), signing_key);
   return scope.access_key_id;
+}
+
+void SigV4Verifier::RequireSignedHeaders(std::vector<std::string> names) {
+  for (std::string& name : names) name = ToLower(name);
+  required_signed_headers_ = std::move(names);
 }
 
 void SigV4Verifier::Grant(const std::string& access_key_id, const std::string& secret) {

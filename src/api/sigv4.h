@@ -68,6 +68,21 @@ class SigV4Verifier {
   //    the request date, or the request time is outside the allowed window.
   Result<std::string> Verify(const HttpRequestView& request) const;
 
+  // The checks of Verify that need no body (request.body is ignored): the auth form parses,
+  // the signed headers are present (and include the required ones), the access key is known
+  // (configured or granted), and the request time is within the allowed window. The HTTP server
+  // runs this on a request's head, before it reads a body, so an unauthenticated client cannot
+  // make the server buffer one. Returns the same failures as Verify, except for a signature
+  // or payload-hash mismatch, which only Verify can see. Thread-safe.
+  Status CheckHeaders(const HttpRequestView& request) const;
+
+  // Headers (case-insensitive names) that a request must list among its SignedHeaders, in
+  // addition to `host`, whenever it carries them; a request that carries one unsigned fails
+  // with kIncompleteSignature. For the Glue
+  // JSON protocol: content-type, x-amz-date and x-amz-target, so a captured request cannot be
+  // replayed against another operation. Call before the verifier is shared between threads.
+  void RequireSignedHeaders(std::vector<std::string> names);
+
   // Accepts (Grant) or stops accepting (Revoke) a temporary credential, such as the one a job
   // run uses to call back to the server. Thread-safe.
   void Grant(const std::string& access_key_id, const std::string& secret);
@@ -79,6 +94,11 @@ class SigV4Verifier {
   using CacheKey = std::tuple<std::string, std::string, std::string, std::string>;
   // Bounds the cache; on overflow it is cleared (entries are cheap to re-derive).
   static constexpr size_t kMaxCachedKeys = 1024;
+
+  // What Prepare learns from a request's head.
+  struct Prepared;
+  // Steps of Verify that need no body; fills `out` on success.
+  Status Prepare(const HttpRequestView& request, Prepared* out) const;
 
   // Returns the SigV4 signing key for the scope, derived from `secret`, or from the cache.
   // kInternal if OpenSSL fails.
@@ -92,6 +112,7 @@ class SigV4Verifier {
   const std::map<std::string, std::string> credentials_;
   const Clock* const clock_;
   const int64_t max_skew_seconds_;
+  std::vector<std::string> required_signed_headers_;  // lowercase; set before use
 
   mutable std::mutex granted_mutex_;
   std::map<std::string, std::string> granted_;  // GUARDED_BY(granted_mutex_)

@@ -855,3 +855,84 @@ TEST_F(SigV4Test, ConcurrentVerificationSharesTheKeyCache) {
 
 }  // namespace
 }  // namespace openglue::api
+
+namespace openglue::api {
+namespace {
+
+// The JSON protocol's requirement (HttpServer sets it): the operation and the content type
+// are covered by the signature, so a captured request cannot be retargeted.
+class SigV4RequiredHeadersTest : public SigV4Test {
+ protected:
+  void SetUp() override { verifier_.RequireSignedHeaders({"Content-Type", "X-Amz-Target"}); }
+};
+
+TEST_F(SigV4RequiredHeadersTest, BotocoreGlueRequestSignsThem) {
+  EXPECT_TRUE(Check(GlueRequest()).ok()) << Check(GlueRequest()).ToString();
+  EXPECT_TRUE(verifier_.CheckHeaders(GlueRequest().View()).ok());
+}
+
+TEST_F(SigV4RequiredHeadersTest, UnsignedTargetOrContentTypeIsIncompleteSignature) {
+  for (std::string dropped : {"X-Amz-Target", "Content-Type"}) {
+    Request r;
+    r.method = "POST";
+    r.path = "/";
+    r.headers = {{"Host", "127.0.0.1:4690"}};
+    if (dropped != "X-Amz-Target") r.headers.emplace_back("X-Amz-Target", "AWSGlue.GetDatabases");
+    if (dropped != "Content-Type")
+      r.headers.emplace_back("Content-Type", "application/x-amz-json-1.1");
+    r.body = "{}";
+    Sign(&r);
+    r.headers.emplace_back(dropped, dropped == "X-Amz-Target" ? "AWSGlue.DeleteDatabase"
+                                                              : "application/x-amz-json-1.1");
+    for (Status s : {Check(r), verifier_.CheckHeaders(r.View())}) {
+      EXPECT_EQ(s.code(), StatusCode::kIncompleteSignature) << dropped;
+      EXPECT_NE(s.message().find(ToLower(dropped)), std::string::npos) << s.message();
+    }
+  }
+}
+
+TEST_F(SigV4Test, UnsignedDateHeaderIsIncompleteSignature) {
+  Request r;
+  r.method = "POST";
+  r.path = "/";
+  r.headers = {{"Host", "127.0.0.1:4690"}};
+  r.body = "{}";
+  SignOptions o;
+  o.set_date_header = false;
+  Sign(&r, o);
+  r.Set("X-Amz-Date", o.timestamp);  // present, but not signed
+  Status s = Check(r);
+  EXPECT_EQ(s.code(), StatusCode::kIncompleteSignature);
+  EXPECT_NE(s.message().find("x-amz-date"), std::string::npos) << s.message();
+}
+
+TEST_F(SigV4Test, CheckHeadersNeedsNoBody) {
+  Request r = GlueRequest();
+  r.body = "not the signed body";
+  // The head is fine: only Verify, which hashes the body, can tell.
+  EXPECT_TRUE(verifier_.CheckHeaders(r.View()).ok());
+  EXPECT_EQ(Check(r).code(), StatusCode::kInvalidSignature);
+}
+
+TEST_F(SigV4Test, CheckHeadersRefusesUnknownKeysExpiredDatesAndGrantedOnesOnlyWhileGranted) {
+  Request r = GlueRequest();
+  SignOptions o;
+  o.access_key = "AKIARUNCREDENTIAL";
+  o.secret = "run-secret";
+  Sign(&r, o);
+  EXPECT_EQ(verifier_.CheckHeaders(r.View()).code(), StatusCode::kUnrecognizedClient);
+  verifier_.Grant("AKIARUNCREDENTIAL", "run-secret");
+  EXPECT_TRUE(verifier_.CheckHeaders(r.View()).ok());
+  EXPECT_TRUE(Check(r).ok());
+  clock_.Set(kGlueMillis + 3600 * 1000);
+  EXPECT_EQ(verifier_.CheckHeaders(r.View()).code(), StatusCode::kInvalidSignature);
+  clock_.Set(kGlueMillis);
+  verifier_.Revoke("AKIARUNCREDENTIAL");
+  EXPECT_EQ(verifier_.CheckHeaders(r.View()).code(), StatusCode::kUnrecognizedClient);
+  Request none = GlueRequest();
+  none.Remove("Authorization");
+  EXPECT_EQ(verifier_.CheckHeaders(none.View()).code(), StatusCode::kMissingAuthenticationToken);
+}
+
+}  // namespace
+}  // namespace openglue::api

@@ -49,9 +49,6 @@ const std::vector<std::pair<std::string, Catalog::Operation>>& Catalog::Operatio
       {"GetColumnStatisticsForPartition", &Catalog::GetColumnStatisticsForPartition},
       {"UpdateColumnStatisticsForPartition", &Catalog::UpdateColumnStatisticsForPartition},
       {"DeleteColumnStatisticsForPartition", &Catalog::DeleteColumnStatisticsForPartition},
-      {"TagResource", &Catalog::TagResource},
-      {"UntagResource", &Catalog::UntagResource},
-      {"GetTags", &Catalog::GetTags},
   };
   return kOperations;
 }

@@ -7,9 +7,12 @@
 // Semantic checks the model cannot express (a partition's value count, an index's keys, a bad
 // Expression, a bad NextToken) are made here.
 //
+// Tags on catalog resources are served by resource::TagService; see RegisterTaggableResources.
+//
 // Every write runs in one store transaction: it applies whole or not at all, and is durable
-// when the operation returns. Batch operations apply each item independently and report failed
-// items in the response's Errors instead of failing the call.
+// when the operation returns. Batch operations follow resource/batch.h: each item applies on its
+// own, a failed item is reported in the response's Errors (BatchGetPartition leaves it out) and
+// the call succeeds; only an Internal failure fails the whole call.
 //
 // Names of databases, tables, functions and indexes are folded to lowercase, as Glue does.
 // CatalogId selects a catalog namespace (default: the configured account id).
@@ -27,6 +30,7 @@
 #include "common/clock.h"
 #include "common/json.h"
 #include "common/status.h"
+#include "resource/tags.h"
 #include "store/metadata_store.h"
 
 namespace openglue::catalog {
@@ -90,16 +94,6 @@ class Catalog {
   Result<Json> GetColumnStatisticsForPartition(const Json& request);
   Result<Json> UpdateColumnStatisticsForPartition(const Json& request);
   Result<Json> DeleteColumnStatisticsForPartition(const Json& request);
-  // Tags on Glue ARNs. The catalog resolves its own resources (database, table,
-  // userDefinedFunction); other modules register theirs (e.g. "job") so that one tag store and
-  // one set of operations serve every taggable resource. `exists` gets the ARN's resource part
-  // split on '/' ({"job", "<name>"}) and returns OK or EntityNotFound. Call before serving.
-  using ResourceCheck =
-      std::function<Status(store::Transaction* txn, const std::vector<std::string>& resource)>;
-  void RegisterTaggableResource(const std::string& type, ResourceCheck exists);
-  Result<Json> TagResource(const Json& request);
-  Result<Json> UntagResource(const Json& request);
-  Result<Json> GetTags(const Json& request);
 
  private:
   Catalog(store::MetadataStore* store, const Clock* clock, CatalogOptions options)
@@ -108,7 +102,11 @@ class Catalog {
   store::MetadataStore* store_;
   const Clock* clock_;
   CatalogOptions options_;
-  std::map<std::string, ResourceCheck> taggable_;  // written only before serving
 };
+
+// Makes the catalog's resources taggable through `tags` (resource::TagService serves
+// TagResource, UntagResource and GetTags): database/<db>, table/<db>/<table> and
+// userDefinedFunction/<db>/<function>, names folded to lowercase. Call before serving.
+void RegisterTaggableResources(resource::TagService* tags);
 
 }  // namespace openglue::catalog

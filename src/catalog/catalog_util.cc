@@ -1,16 +1,11 @@
 #include "catalog/catalog_util.h"
 
-#include <regex>
+#include <re2/re2.h>
 
+#include "catalog/catalog.h"
 #include "common/strings.h"
 
 namespace openglue::catalog {
-
-std::string GetString(const Json& request, const char* member, const std::string& fallback) {
-  auto it = request.find(member);
-  if (it == request.end() || !it->is_string()) return fallback;
-  return it->get<std::string>();
-}
 
 std::string GetName(const Json& request, const char* member) {
   return ToLower(GetString(request, member));
@@ -46,27 +41,6 @@ std::vector<std::string_view> SplitValueKey(std::string_view value_key) {
   }
 }
 
-std::string EncodeToken(std::string_view last_key) { return Base64Encode(last_key); }
-
-Result<std::string> DecodeToken(const Json& request, std::string_view prefix) {
-  std::string token = GetString(request, "NextToken");
-  if (token.empty()) return std::string();
-  std::string key;
-  if (!Base64Decode(token, &key) || !StartsWith(key, prefix))
-    return Status::InvalidInput("Invalid NextToken: it was not returned by this operation with these arguments");
-  return key;
-}
-
-int64_t PageSize(const Json& request, int64_t fallback) {
-  auto it = request.find("MaxResults");
-  if (it == request.end() || !it->is_number_integer()) return fallback;
-  return it->get<int64_t>();
-}
-
-Json ErrorDetail(const Status& status) {
-  return Json{{"ErrorCode", GlueErrorName(status.code())}, {"ErrorMessage", status.message()}};
-}
-
 Result<Json> ParseDoc(const std::string& doc) {
   Json parsed = Json::parse(doc, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded()) return Status::Internal("corrupt catalog document in the store");
@@ -91,10 +65,19 @@ Result<Json> LoadTable(store::Transaction* txn, const std::string& catalog_id,
   return ParseDoc(*doc);
 }
 
+// Glue's name pattern dialect on RE2, a linear-time engine: a client's pattern can cost at
+// most time proportional to pattern size times name length, never exponential backtracking.
 struct NamePattern::Impl {
-  std::regex regex;
+  std::unique_ptr<RE2> regex;
   bool match_all = false;
 };
+
+namespace {
+// Bounds what one compiled pattern may hold (RE2 falls back to its NFA past the DFA budget; a
+// program larger than this fails to compile and is refused as InvalidInput).
+constexpr int64_t kMaxPatternMemory = 4 << 20;
+constexpr size_t kMaxPatternMessage = 200;
+}  // namespace
 
 Result<NamePattern> NamePattern::Make(const std::string& pattern) {
   auto impl = std::make_shared<Impl>();
@@ -108,12 +91,17 @@ Result<NamePattern> NamePattern::Make(const std::string& pattern) {
       if (c == '*' && (i == 0 || pattern[i - 1] != '.')) translated += ".*";
       else translated.push_back(c);
     }
-    try {
-      impl->regex = std::regex(translated, std::regex::ECMAScript | std::regex::icase |
-                                               std::regex::optimize);
-    } catch (const std::regex_error& e) {
-      return Status::InvalidInput("Invalid name pattern '" + pattern + "': " + e.what());
-    }
+    RE2::Options options;
+    options.set_case_sensitive(false);
+    options.set_log_errors(false);
+    options.set_max_mem(kMaxPatternMemory);
+    // Not wrapped in a group: FullMatch anchors the whole expression, so top-level
+    // alternatives ("a*|b*") each match the whole name, and a stray ')' stays an error.
+    impl->regex = std::make_unique<RE2>(translated, options);
+    if (!impl->regex->ok())
+      return Status::InvalidInput("Invalid name pattern '" +
+                                  TruncateUtf8(SanitizeUtf8(pattern), kMaxPatternMessage) +
+                                  "': " + impl->regex->error());
   }
   NamePattern result;
   result.impl_ = std::move(impl);
@@ -122,40 +110,12 @@ Result<NamePattern> NamePattern::Make(const std::string& pattern) {
 
 bool NamePattern::Matches(const std::string& name) const {
   if (impl_->match_all) return true;
-  try {
-    return std::regex_match(name, impl_->regex);
-  } catch (const std::regex_error&) {
-    return false;  // too complex to evaluate: treated as no match
-  }
+  return RE2::FullMatch(name, *impl_->regex);
 }
 
 }  // namespace openglue::catalog
 
 namespace openglue::catalog {
-
-Result<Page> ScanPage(store::Transaction* txn, std::string_view kind, const std::string& prefix,
-                      const Json& request, int64_t limit,
-                      const std::function<Result<bool>(const store::Row&)>& keep) {
-  OG_ASSIGN_OR_RETURN(std::string after, DecodeToken(request, prefix));
-  Page page;
-  constexpr int64_t kChunk = 512;
-  while (true) {
-    store::ScanOptions scan{prefix, after, kChunk, false};
-    OG_ASSIGN_OR_RETURN(auto rows, txn->Scan(kind, scan));
-    for (auto& row : rows) {
-      after = row.key;
-      OG_ASSIGN_OR_RETURN(bool kept, keep(row));
-      if (!kept) continue;
-      if (static_cast<int64_t>(page.rows.size()) == limit) {
-        // One more match exists past the page: hand out a token to the page's last row.
-        page.next_token = EncodeToken(page.rows.back().key);
-        return page;
-      }
-      page.rows.push_back(std::move(row));
-    }
-    if (static_cast<int64_t>(rows.size()) < kChunk) return page;
-  }
-}
 
 std::string VersionKey(int64_t version) {
   std::string digits = std::to_string(version);
@@ -164,18 +124,17 @@ std::string VersionKey(int64_t version) {
 
 std::string DatabaseArn(const std::string& region, const std::string& catalog_id,
                         const std::string& database) {
-  return "arn:aws:glue:" + region + ":" + catalog_id + ":database/" + database;
+  return resource::GlueArn(region, catalog_id, {"database", database});
 }
 
 std::string TableArn(const std::string& region, const std::string& catalog_id,
                      const std::string& database, const std::string& table) {
-  return "arn:aws:glue:" + region + ":" + catalog_id + ":table/" + database + "/" + table;
+  return resource::GlueArn(region, catalog_id, {"table", database, table});
 }
 
 std::string FunctionArn(const std::string& region, const std::string& catalog_id,
                         const std::string& database, const std::string& function) {
-  return "arn:aws:glue:" + region + ":" + catalog_id + ":userDefinedFunction/" + database + "/" +
-         function;
+  return resource::GlueArn(region, catalog_id, {"userDefinedFunction", database, function});
 }
 
 Status DeleteTableContents(store::Transaction* txn, const std::string& region,
@@ -187,8 +146,41 @@ Status DeleteTableContents(store::Transaction* txn, const std::string& region,
     OG_RETURN_NOT_OK(txn->DeletePrefix(kind, prefix).status());
   }
   OG_RETURN_NOT_OK(txn->Delete(kTable, store::MakeKey({catalog_id, database, table})).status());
-  OG_RETURN_NOT_OK(txn->Delete(kTags, TableArn(region, catalog_id, database, table)).status());
-  return Status::OK();
+  return resource::DeleteTags(txn, TableArn(region, catalog_id, database, table));
+}
+
+void RegisterTaggableResources(resource::TagService* tags) {
+  using resource::Arn;
+  using resource::NameCase;
+  auto not_found = [](const Arn& arn) {
+    return Status::EntityNotFound("Resource " + arn.ToString() + " not found.");
+  };
+  tags->Register(
+      "database",
+      [not_found](store::Transaction* txn, const Arn& arn) -> Status {
+        if (arn.resource.size() != 2) return not_found(arn);
+        return LoadDatabase(txn, arn.account_id, arn.resource[1]).status();
+      },
+      NameCase::kFolded);
+  tags->Register(
+      "table",
+      [not_found](store::Transaction* txn, const Arn& arn) -> Status {
+        if (arn.resource.size() != 3) return not_found(arn);
+        return LoadTable(txn, arn.account_id, arn.resource[1], arn.resource[2]).status();
+      },
+      NameCase::kFolded);
+  tags->Register(
+      "userDefinedFunction",
+      [not_found](store::Transaction* txn, const Arn& arn) -> Status {
+        if (arn.resource.size() != 3) return not_found(arn);
+        const std::string& database = arn.resource[1];
+        const std::string& function = arn.resource[2];
+        OG_RETURN_NOT_OK(LoadDatabase(txn, arn.account_id, database).status());
+        OG_ASSIGN_OR_RETURN(auto doc, txn->Get(kFunction, store::MakeKey({arn.account_id, database, function})));
+        if (!doc) return Status::EntityNotFound("Function " + function + " not found.");
+        return Status::OK();
+      },
+      NameCase::kFolded);
 }
 
 }  // namespace openglue::catalog

@@ -1,5 +1,6 @@
-// Helpers shared by the catalog's operation files: store kinds and keys, name folding, paging
-// tokens, per-item batch errors and the lookups every operation starts with.
+// Helpers shared by the catalog's operation files: store kinds and keys, name folding and the
+// lookups every operation starts with. Service-neutral plumbing (request getters, paging, ARNs,
+// tags, the batch rule) lives in the resource module; the catalog uses it unqualified.
 #pragma once
 
 #include <functional>
@@ -11,6 +12,11 @@
 
 #include "common/json.h"
 #include "common/status.h"
+#include "resource/arn.h"
+#include "resource/batch.h"
+#include "resource/paging.h"
+#include "resource/request.h"
+#include "resource/tags.h"
 #include "store/metadata_store.h"
 
 namespace openglue::catalog {
@@ -25,13 +31,20 @@ inline constexpr std::string_view kPartitionIndexEntry = "partition_index_entry"
 inline constexpr std::string_view kFunction = "function";
 inline constexpr std::string_view kTableColumnStats = "column_stats_table";
 inline constexpr std::string_view kPartitionColumnStats = "column_stats_partition";
-inline constexpr std::string_view kTags = "tags";
+using resource::kTags;
+using resource::AddTags;
+using resource::DecodeToken;
+using resource::EncodeToken;
+using resource::ErrorDetail;
+using resource::GetString;
+using resource::Page;
+using resource::PageSize;
+using resource::RecordItemError;
+using resource::ScanPage;
 
 // Separates a partition's value key from a column name in partition column-statistics keys.
 inline constexpr char kColumnSep = '\x1e';
 
-// A string member of `request`, or `fallback` when absent or null.
-std::string GetString(const Json& request, const char* member, const std::string& fallback = "");
 // A required string member, folded to lowercase (database, table, function names).
 std::string GetName(const Json& request, const char* member);
 
@@ -39,17 +52,6 @@ std::string GetName(const Json& request, const char* member);
 // InvalidInput if a value contains a control separator character.
 Result<std::string> PartitionValueKey(const Json& values);
 std::vector<std::string_view> SplitValueKey(std::string_view value_key);
-
-// Paging tokens are the opaque base64 of the last key returned. DecodeToken checks that the
-// token lies inside `prefix`; InvalidInput otherwise.
-std::string EncodeToken(std::string_view last_key);
-Result<std::string> DecodeToken(const Json& request, std::string_view prefix);
-
-// A page size from MaxResults, or `fallback`.
-int64_t PageSize(const Json& request, int64_t fallback);
-
-// {"ErrorCode": "<Glue error name>", "ErrorMessage": ...} for a batch operation's Errors list.
-Json ErrorDetail(const Status& status);
 
 Result<Json> ParseDoc(const std::string& doc);
 
@@ -91,23 +93,9 @@ Status DeleteTableContents(store::Transaction* txn, const std::string& region,
                            const std::string& catalog_id, const std::string& database,
                            const std::string& table);
 
-// Applies `tags` (a JSON object) to the resource `arn`. InvalidInput past 50 tags.
-Status AddTags(store::Transaction* txn, const std::string& arn, const Json& tags);
-
 }  // namespace openglue::catalog
 
 namespace openglue::catalog {
-
-// One page of a scan over `kind` under `prefix`, starting after the request's NextToken,
-// keeping rows for which `keep` returns true, until `limit` rows are kept. `next_token` is set
-// when more rows may follow.
-struct Page {
-  std::vector<store::Row> rows;
-  std::string next_token;
-};
-Result<Page> ScanPage(store::Transaction* txn, std::string_view kind, const std::string& prefix,
-                      const Json& request, int64_t limit,
-                      const std::function<Result<bool>(const store::Row&)>& keep);
 
 // Zero-padded decimal so that versions sort numerically as keys.
 std::string VersionKey(int64_t version);

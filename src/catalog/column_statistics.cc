@@ -89,7 +89,7 @@ Result<Json> GetStats(store::MetadataStore* store, const Json& request, const st
       }
       st = Status::EntityNotFound("No statistics for column " + column + " of " + owner.description);
     }
-    errors.push_back({{"ColumnName", column}, {"Error", ErrorDetail(st)}});
+    OG_RETURN_NOT_OK(RecordItemError(st, {{"ColumnName", column}}, &errors, "Error"));
   }
   return Json{{"ColumnStatisticsList", std::move(list)}, {"Errors", std::move(errors)}};
 }
@@ -108,7 +108,7 @@ Result<Json> UpdateStats(store::MetadataStore* store, const Json& request, const
       OG_RETURN_NOT_OK(txn->Put(owner.kind, owner.prefix + column, DumpJson(stored)));
       continue;
     }
-    errors.push_back({{"ColumnStatistics", stats}, {"Error", ErrorDetail(st)}});
+    OG_RETURN_NOT_OK(RecordItemError(st, {{"ColumnStatistics", stats}}, &errors, "Error"));
   }
   OG_RETURN_NOT_OK(txn->Commit());
   return Json{{"Errors", std::move(errors)}};

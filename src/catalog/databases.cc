@@ -106,9 +106,9 @@ Result<Json> Catalog::DeleteDatabase(const Json& request) {
     OG_RETURN_NOT_OK(DeleteTableContents(txn.get(), options_.region, catalog_id, name, table));
   }
   OG_RETURN_NOT_OK(txn->DeletePrefix(kFunction, prefix).status());
-  OG_RETURN_NOT_OK(txn->DeletePrefix(kTags, FunctionArn(options_.region, catalog_id, name, "")).status());
+  OG_RETURN_NOT_OK(resource::DeleteTagsWithPrefix(txn.get(), FunctionArn(options_.region, catalog_id, name, "")));
   OG_RETURN_NOT_OK(txn->Delete(kDatabase, store::MakeKey({catalog_id, name})).status());
-  OG_RETURN_NOT_OK(txn->Delete(kTags, DatabaseArn(options_.region, catalog_id, name)).status());
+  OG_RETURN_NOT_OK(resource::DeleteTags(txn.get(), DatabaseArn(options_.region, catalog_id, name)));
   OG_RETURN_NOT_OK(txn->Commit());
   return Json::object();
 }

@@ -93,12 +93,8 @@ Result<Json> Catalog::UpdateUserDefinedFunction(const Json& request) {
       return Status::AlreadyExists("Function " + new_name + " already exists.");
     OG_RETURN_NOT_OK(st);
     // The tags go with the function to its new ARN.
-    std::string old_arn = FunctionArn(options_.region, catalog_id, database, name);
-    OG_ASSIGN_OR_RETURN(auto tags, txn->Get(kTags, old_arn));
-    if (tags) {
-      OG_RETURN_NOT_OK(txn->Put(kTags, FunctionArn(options_.region, catalog_id, database, new_name), *tags));
-      OG_RETURN_NOT_OK(txn->Delete(kTags, old_arn).status());
-    }
+    OG_RETURN_NOT_OK(resource::MoveTags(txn.get(), FunctionArn(options_.region, catalog_id, database, name),
+                                        FunctionArn(options_.region, catalog_id, database, new_name)));
   } else {
     OG_RETURN_NOT_OK(txn->Put(kFunction, key, DumpJson(function)));
   }
@@ -114,7 +110,7 @@ Result<Json> Catalog::DeleteUserDefinedFunction(const Json& request) {
   OG_RETURN_NOT_OK(LoadDatabase(txn.get(), catalog_id, database).status());
   OG_ASSIGN_OR_RETURN(bool existed, txn->Delete(kFunction, store::MakeKey({catalog_id, database, name})));
   if (!existed) return Status::EntityNotFound("Function " + name + " not found.");
-  OG_RETURN_NOT_OK(txn->Delete(kTags, FunctionArn(options_.region, catalog_id, database, name)).status());
+  OG_RETURN_NOT_OK(resource::DeleteTags(txn.get(), FunctionArn(options_.region, catalog_id, database, name)));
   OG_RETURN_NOT_OK(txn->Commit());
   return Json::object();
 }

@@ -206,7 +206,14 @@ bool ParseInteger(std::string_view s, int64_t* out) {
   return true;
 }
 
-// [+-] digits [. digits], at least one digit; "5." and ".5" are accepted.
+// Exponents beyond this make a decimal that no partition value needs; they do not convert
+// (and bound the digits an exponent can make us write).
+constexpr int kMaxDecimalExponent = 400;
+
+// [+-] digits [. digits] [(e|E) [+-] digits], at least one mantissa digit; "5." and ".5" are
+// accepted, and so is the exponent form "3e10" / "2.5E-3" (exactly: 30000000000, 0.0025).
+// With an exponent, `out` views a thread-local buffer that the next call reuses: callers use a
+// view before parsing another value.
 bool ParseDecimal(std::string_view s, ScalarView* out) {
   size_t i = 0;
   bool negative = false;
@@ -224,11 +231,44 @@ bool ParseDecimal(std::string_view s, ScalarView* out) {
     while (i < s.size() && IsDigit(s[i])) ++i;
     frac_end = i;
   }
-  if (i != s.size() || (int_begin == int_end && frac_begin == frac_end)) return false;
-  while (int_begin < int_end && s[int_begin] == '0') ++int_begin;
-  while (frac_end > frac_begin && s[frac_end - 1] == '0') --frac_end;
-  out->text = s.substr(int_begin, int_end - int_begin);
-  out->frac = s.substr(frac_begin, frac_end - frac_begin);
+  if (int_begin == int_end && frac_begin == frac_end) return false;
+  std::string_view text = s.substr(int_begin, int_end - int_begin);
+  std::string_view frac = s.substr(frac_begin, frac_end - frac_begin);
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    bool exponent_negative = false;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) {
+      exponent_negative = s[i] == '-';
+      ++i;
+    }
+    if (i == s.size()) return false;
+    int exponent = 0;
+    for (; i < s.size(); ++i) {
+      if (!IsDigit(s[i])) return false;
+      exponent = exponent * 10 + (s[i] - '0');
+      if (exponent > kMaxDecimalExponent) return false;
+    }
+    if (exponent_negative) exponent = -exponent;
+    // Move the decimal point: all mantissa digits, the point after text.size() + exponent.
+    thread_local std::string buffer;
+    buffer.assign(text);
+    buffer.append(frac);
+    int64_t point = static_cast<int64_t>(text.size()) + exponent;
+    if (point < 0) {
+      buffer.insert(0, static_cast<size_t>(-point), '0');
+      point = 0;
+    } else if (point > static_cast<int64_t>(buffer.size())) {
+      buffer.append(static_cast<size_t>(point) - buffer.size(), '0');
+    }
+    std::string_view digits = buffer;
+    text = digits.substr(0, static_cast<size_t>(point));
+    frac = digits.substr(static_cast<size_t>(point));
+  }
+  if (i != s.size()) return false;
+  while (!text.empty() && text.front() == '0') text.remove_prefix(1);
+  while (!frac.empty() && frac.back() == '0') frac.remove_suffix(1);
+  out->text = text;
+  out->frac = frac;
   out->negative = negative && !(out->text.empty() && out->frac.empty());
   return true;
 }
@@ -298,11 +338,12 @@ bool ParseDate(std::string_view s, DateTime* dt) {
   return ParseDatePart(s, &pos, dt) && pos == s.size();
 }
 
-// date [(' ' | 'T') H[H]:M[M][:S[S][.fraction up to 9 digits]]]
-bool ParseTimestamp(std::string_view s, DateTime* dt) {
+// date [(' ' | 'T') H[H]:M[M][:S[S][.fraction up to 9 digits]]]. With `require_time` (literals
+// in an expression) the time part must be there: '2022-02-01' is a date, not a timestamp.
+bool ParseTimestamp(std::string_view s, DateTime* dt, bool require_time = false) {
   size_t pos = 0;
   if (!ParseDatePart(s, &pos, dt)) return false;
-  if (pos == s.size()) return true;
+  if (pos == s.size()) return !require_time;
   if (s[pos] != ' ' && s[pos] != 'T') return false;
   ++pos;
   if (!ReadDigits(s, &pos, 1, 2, &dt->hour) || !Expect(s, &pos, ':') ||
@@ -329,8 +370,10 @@ bool ParseTimestamp(std::string_view s, DateTime* dt) {
 
 int64_t DateNumber(const DateTime& dt) { return dt.year * 10000 + dt.month * 100 + dt.day; }
 
-// Converts `s` to a value of `kind`; false when it does not convert. `out` borrows from `s`.
-bool ParseValue(KeyKind kind, std::string_view s, ScalarView* out) {
+// Converts `s` to a value of `kind`; false when it does not convert. `out` borrows from `s`
+// (or from ParseDecimal's buffer). `literal`: `s` is a literal of an expression, which must
+// spell a timestamp in full.
+bool ParseValue(KeyKind kind, std::string_view s, ScalarView* out, bool literal = false) {
   switch (kind) {
     case KeyKind::kString:
       out->text = s;
@@ -347,7 +390,7 @@ bool ParseValue(KeyKind kind, std::string_view s, ScalarView* out) {
     }
     case KeyKind::kTimestamp: {
       DateTime dt;
-      if (!ParseTimestamp(s, &dt)) return false;
+      if (!ParseTimestamp(s, &dt, literal)) return false;
       out->number = DateNumber(dt) * 86400 + dt.hour * 3600 + dt.minute * 60 + dt.second;
       out->nanos = dt.nanos;
       return true;
@@ -542,7 +585,7 @@ enum class TokenKind {
   kIdentifier,        // bare word: a key name or a keyword
   kQuotedIdentifier,  // `name` or "name"
   kString,            // 'text', unescaped
-  kNumber,            // digits [. digits] | . digits
+  kNumber,            // (digits [. digits] | . digits) [(e|E) [+-] digits]
   kOperator,          // a comparison operator
   kLeftParen,
   kRightParen,
@@ -586,6 +629,15 @@ Result<std::vector<Token>> Tokenize(std::string_view s) {
       if (i < s.size() && s[i] == '.') {
         ++i;
         while (i < s.size() && IsDigit(s[i])) ++i;
+      }
+      // An exponent: e10, E-3, e+2.
+      if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+        size_t j = i + 1;
+        if (j < s.size() && (s[j] == '+' || s[j] == '-')) ++j;
+        if (j < s.size() && IsDigit(s[j])) {
+          while (j < s.size() && IsDigit(s[j])) ++j;
+          i = j;
+        }
       }
       t.kind = TokenKind::kNumber;
       t.text = std::string(s.substr(t.pos, i - t.pos));
@@ -820,7 +872,7 @@ class Parser {
       OG_ASSIGN_OR_RETURN(Node inner, ParseNot(depth + 1));
       return MakeNot(std::move(inner));
     }
-    if (Peek().kind == TokenKind::kLeftParen) {
+    if (Peek().kind == TokenKind::kLeftParen && !StartsWrappedOperand()) {
       if (depth >= PartitionFilter::kMaxNestingDepth) return DepthError(Peek().pos);
       size_t open = Advance().pos;
       OG_ASSIGN_OR_RETURN(Node inner, ParseOr(depth + 1));
@@ -831,6 +883,63 @@ class Parser {
       return inner;
     }
     return ParsePredicate();
+  }
+
+  // Tokens of one bare operand starting at token index `at` (a key, or a literal with its sign
+  // or DATE/TIMESTAMP prefix), or 0 when none starts there.
+  size_t OperandLength(size_t at) const {
+    const Token& t = tokens_[std::min(at, tokens_.size() - 1)];
+    const Token& next = tokens_[std::min(at + 1, tokens_.size() - 1)];
+    switch (t.kind) {
+      case TokenKind::kString:
+      case TokenKind::kNumber:
+      case TokenKind::kQuotedIdentifier:
+        return 1;
+      case TokenKind::kMinus:
+      case TokenKind::kPlus:
+        return next.kind == TokenKind::kNumber ? 2 : 0;
+      case TokenKind::kIdentifier:
+        if ((IsKeyword(t, "date") || IsKeyword(t, "timestamp")) && next.kind == TokenKind::kString)
+          return 2;
+        return IsReservedWord(Lower(t.text)) ? 0 : 1;
+      default:
+        return 0;
+    }
+  }
+
+  // Whether the '(' at the current token starts a parenthesised operand, `((key)) = (2)`, rather
+  // than a parenthesised condition: n '(' then one operand then at least n ')'. With fewer ')'
+  // the outer '(' group a condition (`((key) = 2)`) and are parsed as such first.
+  bool StartsWrappedOperand() const {
+    size_t at = next_;
+    size_t opens = 0;
+    while (at < tokens_.size() && tokens_[at].kind == TokenKind::kLeftParen) ++at, ++opens;
+    size_t length = OperandLength(at);
+    if (length == 0) return false;
+    at += length;
+    size_t closes = 0;
+    while (at < tokens_.size() && tokens_[at].kind == TokenKind::kRightParen && closes < opens)
+      ++at, ++closes;
+    return closes == opens;
+  }
+
+  // Consumes the '(' around an operand; returns how many.
+  Result<size_t> OpenOperandParens() {
+    size_t opens = 0;
+    while (Peek().kind == TokenKind::kLeftParen) {
+      if (opens >= static_cast<size_t>(PartitionFilter::kMaxNestingDepth)) return DepthError(Peek().pos);
+      Advance();
+      ++opens;
+    }
+    return opens;
+  }
+  Status CloseOperandParens(size_t opens) {
+    for (size_t k = 0; k < opens; ++k) {
+      if (Peek().kind != TokenKind::kRightParen)
+        return Expected("expected ')' to close the parenthesised value");
+      Advance();
+    }
+    return Status::OK();
   }
 
   Result<size_t> ResolveKey(const Token& t) const {
@@ -896,8 +1005,12 @@ class Parser {
 
   Result<Literal> ParseLiteral(std::string_view after_what) {
     Literal literal;
+    OG_ASSIGN_OR_RETURN(size_t opens, OpenOperandParens());
     OG_ASSIGN_OR_RETURN(bool found, TryParseLiteral(&literal));
-    if (found) return literal;
+    if (found) {
+      OG_RETURN_NOT_OK(CloseOperandParens(opens));
+      return literal;
+    }
     std::string what = "expected a value after " + std::string(after_what);
     if (IsKeyword(Peek(), "null")) {
       return SyntaxError(Peek().pos, what + ", found NULL (test for null partitions with "
@@ -908,6 +1021,13 @@ class Parser {
 
   // A key or a literal; `expected` describes what is missing when there is neither.
   Result<Operand> ParseOperand(std::string_view expected) {
+    OG_ASSIGN_OR_RETURN(size_t opens, OpenOperandParens());
+    OG_ASSIGN_OR_RETURN(Operand operand, ParseBareOperand(expected));
+    OG_RETURN_NOT_OK(CloseOperandParens(opens));
+    return operand;
+  }
+
+  Result<Operand> ParseBareOperand(std::string_view expected) {
     Operand operand;
     OG_ASSIGN_OR_RETURN(bool found, TryParseLiteral(&operand.literal));
     if (found) return operand;
@@ -931,7 +1051,17 @@ class Parser {
     const KeyInfo& info = keys_[key];
     Scalar scalar;
     ScalarView view;
-    if (!ParseValue(info.kind, literal.text, &view)) {
+    bool converted = ParseValue(info.kind, literal.text, &view, /*literal=*/true);
+    if (!converted && info.kind == KeyKind::kInteger) {
+      // An integer written in exponent form (2e3): exact, and integral, or it does not convert.
+      ScalarView decimal;
+      if (ParseDecimal(literal.text, &decimal) && decimal.frac.empty()) {
+        std::string digits = (decimal.negative ? "-" : "") +
+                             (decimal.text.empty() ? std::string("0") : std::string(decimal.text));
+        converted = ParseInteger(digits, &view.number);
+      }
+    }
+    if (!converted) {
       std::string message = Quote(literal.text) + " is not a valid " + info.type +
                             " for partition key " + Quote(info.name);
       if (info.kind == KeyKind::kDate) {

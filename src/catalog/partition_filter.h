@@ -16,6 +16,11 @@
 //   cmp        := = | <> | != | < | <= | > | >=
 //   key        := identifier | `quoted` | "quoted"     -- case-insensitive
 //   literal    := 'string' | [+|-] number | DATE 'string' | TIMESTAMP 'string'
+//   number     := digits [. digits] [(e|E) [+|-] digits] | . digits [...]   -- 3e10, 2.5E-3
+//
+// Any operand (key or literal, also BETWEEN bounds and IN items) may be wrapped in parentheses:
+// `(int_col) = ((2))`. A '(' that opens n parentheses around one operand closed by n ')' is an
+// operand's; otherwise it groups a condition.
 //
 // Precedence is NOT > AND > OR; keywords and key names are case-insensitive; `< >` (as the Glue
 // documentation prints it) means `<>`; '' inside a string and `` or "" inside a quoted name stand
@@ -25,6 +30,9 @@
 // the integer types as 64-bit integers, decimal exactly, date as a calendar day, timestamp as an
 // instant). A literal may be quoted or numeric for any type as long as its text converts
 // (`year = '2024'`, `s = 7` compares with "7"); a DATE/TIMESTAMP prefix only documents intent.
+// Exponent forms convert exactly, for literals and decimal partition values alike ('3e14'); an
+// integer key takes one when it is integral (2e3). A timestamp literal must have its time part
+// ('2022-02-01' is refused; a stored partition value may be date-only, read as midnight).
 // BETWEEN is inclusive and not symmetric (`BETWEEN 5 AND 3` selects nothing). LIKE applies to
 // string keys only: `%` is any run, `_` one UTF-8 character, no escape character unless ESCAPE
 // names one; it is case-sensitive.

@@ -171,10 +171,10 @@ TEST(PartitionFilterTest, ComparisonOperatorsOnTimestamps) {
       {"timestamp", "k <= '2024-03-05 10:20:30'", "2024-03-05 10:20:30", true},
       {"timestamp", "k > '2024-03-05 10:20:30'", "2024-03-05 10:20:31", true},
       {"timestamp", "k > '2024-03-05 10:20:30'", "2024-03-05 9:59:59", false},
-      {"timestamp", "k >= '2024-03-05'", "2024-03-05 00:00:00", true},
-      {"timestamp", "k >= '2024-03-05'", "2024-03-04 23:59:59.999", false},
+      {"timestamp", "k >= '2024-03-05 00:00'", "2024-03-05 00:00:00", true},
+      {"timestamp", "k >= '2024-03-05 00:00'", "2024-03-04 23:59:59.999", false},
       {"timestamp", "k > '2024-12-31 23:59:59'", "2025-01-01 00:00:00", true},
-      {"timestamp", "k <> '2024-03-05'", "2024-03-05 24:00:00", false},  // not a timestamp
+      {"timestamp", "k <> '2024-03-05 00:00'", "2024-03-05 24:00:00", false},  // not a timestamp
   });
 }
 
@@ -232,8 +232,8 @@ TEST(PartitionFilterTest, Between) {
       {"decimal(4,2)", "k BETWEEN 1.1 AND 1.2", "1.15", true},
       {"date", "k BETWEEN '2024-01-01' AND '2024-01-31'", "2024-1-31", true},
       {"date", "k BETWEEN '2024-01-01' AND '2024-01-31'", "2024-02-01", false},
-      {"timestamp", "k BETWEEN '2024-01-01' AND '2024-01-01 12:00'", "2024-01-01 12:00:00", true},
-      {"timestamp", "k BETWEEN '2024-01-01' AND '2024-01-01 12:00'", "2024-01-01 12:00:00.1",
+      {"timestamp", "k BETWEEN '2024-01-01 00:00' AND '2024-01-01 12:00'", "2024-01-01 12:00:00", true},
+      {"timestamp", "k BETWEEN '2024-01-01 00:00' AND '2024-01-01 12:00'", "2024-01-01 12:00:00.1",
        false},
   });
   // The AND after the lower bound belongs to BETWEEN; the next one joins conditions.
@@ -603,6 +603,72 @@ TEST(PartitionFilterTest, NestingDepthIsLimited) {
 
 // --- RequiredEqualities --------------------------------------------------------------------
 
+// --- Forms moto's published suite uses (issue 7) ------------------------------------------
+
+TEST(PartitionFilterTest, ParenthesisedOperands) {
+  const std::vector<PartitionKey> keys = {{"int_col", "int"}, {"s", "string"}};
+  for (const char* expression : {"(int_col) = ((2)) OR (((int_col))) = (2)", "(int_col) = 2",
+                                 "((int_col = 2))", "((int_col) = 2)", "(2) = int_col",
+                                 "NOT (int_col) <> (2)", "(int_col) BETWEEN (1) AND (3)",
+                                 "(int_col) IN ((2), 5)", "((int_col) = 2 AND (s) = ('x'))",
+                                 "(int_col = 1) OR ((int_col) = (+2))", "(`int_col`) = (-(2))"}) {
+    if (std::string(expression) == "(`int_col`) = (-(2))") {
+      EXPECT_FALSE(PartitionFilter::Make(expression, keys).ok()) << expression;
+      continue;
+    }
+    auto filter = PartitionFilter::Make(expression, keys);
+    ASSERT_TRUE(filter.ok()) << expression << ": " << filter.status().ToString();
+    EXPECT_TRUE((*filter)->Matches({"2", "x"})) << expression;
+    EXPECT_FALSE((*filter)->Matches({"4", "x"})) << expression;
+  }
+  // Unbalanced or empty parentheses around an operand stay syntax errors.
+  for (const char* expression : {"((int_col) = 2", "(int_col)) = 2", "() = 2", "int_col = (2",
+                                 "int_col = 2)", "(int_col) AND int_col = 2"}) {
+    EXPECT_FALSE(PartitionFilter::Make(expression, keys).ok()) << expression;
+  }
+  // Operand parentheses count towards the nesting limit.
+  std::string deep = std::string(PartitionFilter::kMaxNestingDepth + 1, '(') + "int_col" +
+                     std::string(PartitionFilter::kMaxNestingDepth + 1, ')') + " = 2";
+  EXPECT_FALSE(PartitionFilter::Make(deep, keys).ok());
+}
+
+TEST(PartitionFilterTest, NumbersInExponentForm) {
+  EXPECT_TRUE(One("decimal", "k between 2 AND 3e10", "2.6"));
+  EXPECT_FALSE(One("decimal", "k between 2 AND 3e10", "30000000000.1"));
+  EXPECT_TRUE(One("decimal", "k between 2 AND 3e10", "30000000000"));
+  EXPECT_TRUE(One("decimal", "k = 2.5E-3", "0.0025"));
+  EXPECT_TRUE(One("decimal", "k = 25e-1", "2.5"));
+  EXPECT_TRUE(One("decimal", "k = -1.5e+2", "-150"));
+  // Partition values in exponent form compare by value too (moto stores '3e14').
+  EXPECT_TRUE(One("decimal", "k <> '3e14'", "2.6"));
+  EXPECT_FALSE(One("decimal", "k <> '3e14'", "3e14"));
+  EXPECT_TRUE(One("decimal", "k = 300000000000000", "3e14"));
+  EXPECT_TRUE(One("int", "k = 2e3", "2000"));
+  EXPECT_TRUE(One("bigint", "k < 1e18", "999999999999999999"));
+  EXPECT_FALSE(ErrorOf("k = 2.5e0", {{"k", "int"}}).empty());   // not integral
+  EXPECT_FALSE(ErrorOf("k = 1e19", {{"k", "bigint"}}).empty());  // out of range
+  EXPECT_FALSE(ErrorOf("k = 1e999", {{"k", "decimal"}}).empty());
+  EXPECT_FALSE(ErrorOf("k = 1e", {{"k", "decimal"}}).empty());
+  EXPECT_EQ(CanonicalPartitionValue("decimal", "3e2"), "300");
+  EXPECT_EQ(CanonicalPartitionValue("decimal", "1.25E-1"), "0.125");
+}
+
+TEST(PartitionFilterTest, TimestampLiteralsMustBeTimestamps) {
+  const std::vector<PartitionKey> keys = {{"timestamp_col", "timestamp"}};
+  for (const char* expression : {"timestamp_col = '2022-02-01'",
+                                 "timestamp_col = '2022-02-15 00:00:00.'",
+                                 "timestamp_col = '2022-02-32 00:00:00'",
+                                 "timestamp_col IN ('2022-02-01')",
+                                 "timestamp_col BETWEEN '2022-01-01' AND '2022-03-01 00:00:00'"}) {
+    std::string message = ErrorOf(expression, keys);
+    EXPECT_NE(message.find("timestamp"), std::string::npos) << expression << ": " << message;
+  }
+  EXPECT_TRUE(One("timestamp", "k = '2022-02-01 00:00:00'", "2022-02-01 00:00:00.000000"));
+  EXPECT_TRUE(One("timestamp", "k = '2022-02-01 00:00:00.000000000'", "2022-02-01"));
+  EXPECT_TRUE(One("timestamp", "k > '2022-01-31 23:59:59.999999999' AND k < '2022-02-01 00:00:00.000000001'",
+                  "2022-02-01 00:00:00.000000"));
+}
+
 TEST(PartitionFilterTest, RequiredEqualitiesFromAndChains) {
   EXPECT_EQ(MakeOrDie("year = 2024")->RequiredEqualities(), (Equalities{{0, {"2024"}}}));
   EXPECT_EQ(MakeOrDie("year = '02024' AND month IN (3, 1, '01', 2) AND region LIKE 'x%'")
@@ -677,7 +743,7 @@ TEST(PartitionFilterTest, CanonicalPartitionValue) {
       {"decimal", "100", "100"},
       {"decimal", "100.000", "100"},
       {"decimal", "000", "0"},
-      {"decimal", "1e5", "1e5"},
+      {"decimal", "1e5", "100000"},  // exponent form converts exactly
       {"date", "2024-1-5", "2024-01-05"},
       {"date", "2024-01-05", "2024-01-05"},
       {"date", "2024-02-29", "2024-02-29"},

@@ -9,6 +9,7 @@
 // pinned gives the candidate ranges; every candidate is then checked against the whole filter.
 #include <algorithm>
 #include <map>
+#include <queue>
 
 #include "catalog/catalog.h"
 #include "catalog/catalog_util.h"
@@ -189,6 +190,9 @@ struct ScanPlan {
   std::string_view kind = kPartition;
   std::vector<std::string> prefixes;  // ranges to scan (sorted)
   size_t index_key_count = 0;         // for index entries: how many components precede the value key
+  // For index entries: every index key is pinned, so under each prefix the entries follow the
+  // partitions' key order and a page can stop after limit + 1 matches.
+  bool entries_in_key_order = false;
   std::string description = "full scan";
 };
 
@@ -239,6 +243,7 @@ ScanPlan Plan(const TableContext& ctx, const std::vector<IndexInfo>& indexes,
     if (combos.empty()) return plan;
     plan.kind = kPartitionIndexEntry;
     plan.index_key_count = best->positions.size();
+    plan.entries_in_key_order = best_count == best->positions.size();
     for (const std::string& combo : combos) plan.prefixes.push_back(best->entry_prefix + combo);
     plan.description = "index " + best->name;
     return plan;
@@ -359,9 +364,7 @@ Result<Json> Catalog::BatchCreatePartition(const Json& request) {
   for (const Json& input : request.at("PartitionInputList")) {
     Json partition = PartitionFromInput(input, ctx, now);
     Status st = InsertPartition(txn.get(), ctx, indexes, partition);
-    if (st.code() == StatusCode::kInternal) return st;
-    if (!st.ok())
-      errors.push_back({{"PartitionValues", partition["Values"]}, {"ErrorDetail", ErrorDetail(st)}});
+    OG_RETURN_NOT_OK(RecordItemError(st, {{"PartitionValues", partition["Values"]}}, &errors));
   }
   OG_RETURN_NOT_OK(txn->Commit());
   return Json{{"Errors", std::move(errors)}};
@@ -402,19 +405,23 @@ Result<Json> Catalog::GetPartitions(const Json& request) {
   std::vector<std::string> matched;
   bool more = false;
   std::vector<std::string_view> values;
+  auto passes = [&](std::string_view full_key) {
+    std::string_view value_key = full_key.substr(ctx.prefix.size());
+    if (total_segments > 1 &&
+        static_cast<int64_t>(Fnv1a(value_key) % static_cast<uint64_t>(total_segments)) != segment)
+      return false;
+    if (filter) {
+      values = SplitValueKey(value_key);
+      if (values.size() != ctx.keys.size() || !filter->Matches(values)) return false;
+    }
+    return true;
+  };
   auto consider = [&](std::string_view full_key) {
     if (!after.empty() && full_key <= after) return true;
     // Plan ranges can nest (a last value "20" also covers "2024"): every key is considered
     // once, in key order, by moving `after` past it.
     after = std::string(full_key);
-    std::string_view value_key = full_key.substr(ctx.prefix.size());
-    if (total_segments > 1 &&
-        static_cast<int64_t>(Fnv1a(value_key) % static_cast<uint64_t>(total_segments)) != segment)
-      return true;
-    if (filter) {
-      values = SplitValueKey(value_key);
-      if (values.size() != ctx.keys.size() || !filter->Matches(values)) return true;
-    }
+    if (!passes(full_key)) return true;
     if (static_cast<int64_t>(matched.size()) == limit) {
       more = true;
       return false;
@@ -438,20 +445,81 @@ Result<Json> Catalog::GetPartitions(const Json& request) {
       }
       if (!go_on) break;
     }
-  } else {
-    // Entry = partition prefix + index name SEP + k canonical values SEP + value key.
-    std::vector<std::string> keys;
-    for (const std::string& prefix : plan.prefixes) {
-      store::ScanOptions scan{prefix, "", -1, true};
+  } else if (plan.entries_in_key_order) {
+    // Entry = prefix (index, all k canonical values) + value key: under each prefix, entries
+    // are in partition key order. Merge the prefixes lazily, each read in small chunks from
+    // the token on, so a page reads about what it returns plus one more match.
+    const int64_t chunk = std::min<int64_t>(limit + 1, 256);
+    struct Cursor {
+      std::string prefix;
+      std::string start_after;  // last entry key read
+      std::vector<std::string> keys;  // partition keys read and not yet consumed
+      size_t next = 0;
+      bool exhausted = false;
+    };
+    std::vector<Cursor> cursors(plan.prefixes.size());
+    auto refill = [&](Cursor& c) -> Status {
+      c.keys.clear();
+      c.next = 0;
+      if (c.exhausted) return Status::OK();
+      store::ScanOptions scan{c.prefix, c.start_after, chunk, true};
       OG_ASSIGN_OR_RETURN(auto rows, txn->Scan(kPartitionIndexEntry, scan));
+      if (static_cast<int64_t>(rows.size()) < chunk) c.exhausted = true;
       for (const auto& row : rows) {
-        size_t name_end = row.key.find(store::kKeySep, ctx.prefix.size());
-        if (name_end == std::string::npos) continue;
-        std::string_view value_key = ValueKeyOfEntry(row.key, name_end + 1, plan.index_key_count);
-        keys.push_back(ctx.prefix + std::string(value_key));
+        c.start_after = row.key;
+        c.keys.push_back(ctx.prefix + row.key.substr(c.prefix.size()));
+      }
+      return Status::OK();
+    };
+    using Head = std::pair<std::string, size_t>;  // (partition key, cursor)
+    std::priority_queue<Head, std::vector<Head>, std::greater<Head>> heads;
+    for (size_t i = 0; i < cursors.size(); ++i) {
+      Cursor& c = cursors[i];
+      c.prefix = plan.prefixes[i];
+      if (!after.empty()) c.start_after = c.prefix + after.substr(ctx.prefix.size());
+      OG_RETURN_NOT_OK(refill(c));
+      if (!c.keys.empty()) heads.emplace(c.keys[0], i);
+    }
+    while (!heads.empty()) {
+      auto [key, i] = heads.top();
+      heads.pop();
+      if (!consider(key)) break;
+      Cursor& c = cursors[i];
+      if (++c.next == c.keys.size()) OG_RETURN_NOT_OK(refill(c));
+      if (c.next < c.keys.size()) heads.emplace(c.keys[c.next], i);
+    }
+  } else {
+    // Only leading index keys are pinned: entries under a prefix are ordered by the other
+    // index keys first, not by partition key. Every candidate is read, but only the page's
+    // limit + 1 smallest matching keys after the token are held.
+    std::priority_queue<std::string> smallest;  // max-heap of at most limit + 1 keys
+    const size_t keep = static_cast<size_t>(limit) + 1;
+    for (const std::string& prefix : plan.prefixes) {
+      std::string start;
+      while (true) {
+        store::ScanOptions scan{prefix, start, 4096, true};
+        OG_ASSIGN_OR_RETURN(auto rows, txn->Scan(kPartitionIndexEntry, scan));
+        for (const auto& row : rows) {
+          size_t name_end = row.key.find(store::kKeySep, ctx.prefix.size());
+          if (name_end == std::string::npos) continue;
+          std::string_view value_key = ValueKeyOfEntry(row.key, name_end + 1, plan.index_key_count);
+          std::string key = ctx.prefix + std::string(value_key);
+          if (!after.empty() && key <= after) continue;
+          if (smallest.size() == keep && key >= smallest.top()) continue;
+          if (!passes(key)) continue;
+          smallest.push(std::move(key));
+          if (smallest.size() > keep) smallest.pop();
+        }
+        if (rows.size() < 4096) break;
+        start = rows.back().key;
       }
     }
-    std::sort(keys.begin(), keys.end());
+    std::vector<std::string> keys;
+    while (!smallest.empty()) {
+      keys.push_back(smallest.top());
+      smallest.pop();
+    }
+    std::reverse(keys.begin(), keys.end());
     keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
     for (const std::string& key : keys)
       if (!consider(key)) break;
@@ -476,8 +544,9 @@ Result<Json> Catalog::BatchGetPartition(const Json& request) {
   for (const Json& entry : request.at("PartitionsToGet")) {
     Result<Json> partition = LoadPartition(txn.get(), ctx, entry.value("Values", Json::array()));
     if (partition.ok()) partitions.push_back(std::move(*partition));
-    else if (partition.status().code() == StatusCode::kInternal) return partition.status();
-    else if (partition.status().code() == StatusCode::kInvalidInput) return partition.status();
+    // Glue's response has no per-item error list: an item that fails (a partition that does not
+    // exist, values that cannot name one) is left out, as a missing partition is.
+    else OG_RETURN_NOT_OK(RecordItemError(partition.status(), Json(), nullptr));
   }
   return Json{{"Partitions", std::move(partitions)}, {"UnprocessedKeys", Json::array()}};
 }
@@ -500,8 +569,7 @@ Result<Json> Catalog::BatchUpdatePartition(const Json& request) {
   for (const Json& entry : request.at("Entries")) {
     const Json& old_values = entry.at("PartitionValueList");
     Status st = ReplacePartition(txn.get(), ctx, indexes, old_values, entry.at("PartitionInput"));
-    if (st.code() == StatusCode::kInternal) return st;
-    if (!st.ok()) errors.push_back({{"PartitionValueList", old_values}, {"ErrorDetail", ErrorDetail(st)}});
+    OG_RETURN_NOT_OK(RecordItemError(st, {{"PartitionValueList", old_values}}, &errors));
   }
   OG_RETURN_NOT_OK(txn->Commit());
   return Json{{"Errors", std::move(errors)}};
@@ -524,8 +592,7 @@ Result<Json> Catalog::BatchDeletePartition(const Json& request) {
   for (const Json& entry : request.at("PartitionsToDelete")) {
     Json values = entry.value("Values", Json::array());
     Status st = RemovePartition(txn.get(), ctx, indexes, values);
-    if (st.code() == StatusCode::kInternal) return st;
-    if (!st.ok()) errors.push_back({{"PartitionValues", values}, {"ErrorDetail", ErrorDetail(st)}});
+    OG_RETURN_NOT_OK(RecordItemError(st, {{"PartitionValues", values}}, &errors));
   }
   OG_RETURN_NOT_OK(txn->Commit());
   return Json{{"Errors", std::move(errors)}};

@@ -211,8 +211,7 @@ Result<Json> Catalog::BatchDeleteTable(const Json& request) {
     std::string name = ToLower(entry.get<std::string>());
     Status st = LoadTable(txn.get(), catalog_id, database, name).status();
     if (st.ok()) st = DeleteTableContents(txn.get(), options_.region, catalog_id, database, name);
-    if (st.code() == StatusCode::kInternal) return st;
-    if (!st.ok()) errors.push_back({{"TableName", name}, {"ErrorDetail", ErrorDetail(st)}});
+    OG_RETURN_NOT_OK(RecordItemError(st, {{"TableName", name}}, &errors));
   }
   OG_RETURN_NOT_OK(txn->Commit());
   return Json{{"Errors", std::move(errors)}};
@@ -293,9 +292,7 @@ Result<Json> Catalog::BatchDeleteTableVersion(const Json& request) {
   for (const Json& v : request.at("VersionIds")) {
     std::string version_id = v.get<std::string>();
     Status st = DeleteOneVersion(txn.get(), catalog_id, database, name, table, version_id);
-    if (st.code() == StatusCode::kInternal) return st;
-    if (!st.ok())
-      errors.push_back({{"TableName", name}, {"VersionId", version_id}, {"ErrorDetail", ErrorDetail(st)}});
+    OG_RETURN_NOT_OK(RecordItemError(st, {{"TableName", name}, {"VersionId", version_id}}, &errors));
   }
   OG_RETURN_NOT_OK(txn->Commit());
   return Json{{"Errors", std::move(errors)}};

@@ -100,8 +100,20 @@ const std::vector<ConfigKey>& Table() {
     {"max_clock_skew_seconds", "N", "900", "allowed request clock skew",
      SetInt<&S::max_clock_skew_seconds, 1, 7 * 24 * 3600>},
     {"http_threads", "N", "64",
-     "connection threads started up front (more are started\n"
-     "on demand, up to 1024 connections at once)", SetInt<&S::http_threads, 2, 4096>},
+     "threads that handle requests (connections are served by\n"
+     "one event loop, however many there are)", SetInt<&S::http_threads, 2, 4096>},
+    {"http_header_timeout_seconds", "N", "10", "time to send a request's headers, from the first byte",
+     SetInt<&S::http_header_timeout_seconds, 1, 3600>},
+    {"http_body_timeout_seconds", "N", "60", "time to send a request's body once its headers are in",
+     SetInt<&S::http_body_timeout_seconds, 1, 3600>},
+    {"http_keepalive_timeout_seconds", "N", "30", "an idle connection is closed after this",
+     SetInt<&S::http_keepalive_timeout_seconds, 1, 3600>},
+    {"http_max_connections_per_client", "N", "4096",
+     "connections from one IP address; at the cap the\n"
+     "oldest idle one is closed, else the new one refused",
+     SetInt<&S::http_max_connections_per_client, 1, 1 << 20>},
+    {"http_max_body_bytes", "N", "16777216", "largest request body accepted",
+     SetInt<&S::http_max_body_bytes, 1024, 1 << 30>},
     {"auth", "sigv4|none", "sigv4", "request authentication", SetAuth},
     {"port_file", "FILE", nullptr, "write the bound port here once listening",
      SetString<&S::port_file>},
@@ -114,6 +126,10 @@ const std::vector<ConfigKey>& Table() {
      SetInt<&S::max_concurrent_runs, 1, 10000>},
     {"log_retention_days", "N", "30", "keep job-run logs this long, 0 = forever",
      SetInt<&S::log_retention_days, 0, 36500>},
+    {"store_max_readers", "N", "0", "metadata store reader connections, 0 = 2 x cores",
+     SetInt<&S::store_max_readers, 0, 1024>},
+    {"store_reader_idle_seconds", "N", "60", "close a reader idle this long",
+     SetInt<&S::store_reader_idle_seconds, 0, 24 * 3600>},
   };
   return kConfigKeys;
 }

@@ -34,6 +34,16 @@ struct ServerConfig {
   std::string log_level;
   int max_clock_skew_seconds = 0;
   int http_threads = 0;
+  // Limits on HTTP clients (api/http_server.h): time to send a request's head (from its first
+  // byte) and body (from the head's end), idle keep-alive time, connections per client IP
+  // address, and the largest request body (16 MiB: far above any real Glue request, whose
+  // largest, a 100-partition BatchCreatePartition or an UpdateTable with thousands of columns,
+  // stays in the low MiB).
+  int http_header_timeout_seconds = 0;
+  int http_body_timeout_seconds = 0;
+  int http_keepalive_timeout_seconds = 0;
+  int http_max_connections_per_client = 0;
+  int http_max_body_bytes = 0;
   bool require_auth = true;
   // When set, the server writes the port it listens on to this file once it is ready.
   std::string port_file;
@@ -45,6 +55,10 @@ struct ServerConfig {
   std::string runtime_path;
   int max_concurrent_runs = 0;
   int log_retention_days = 0;
+  // Metadata store (SQLite): the most reader connections open at once (0 = 2 x cores, at least
+  // 4) and how long an idle one is kept before it is closed.
+  int store_max_readers = 0;
+  int store_reader_idle_seconds = 0;
 
   // Applies one `key = value` setting (key with '_' or '-'). InvalidInput names the key on a
   // bad value; an unknown key gives InvalidInput starting with "unknown config key".

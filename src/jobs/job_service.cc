@@ -1,16 +1,25 @@
 #include "jobs/job_service.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <charconv>
 #include <cstdio>
+#include <cstring>
+#include <exception>
 #include <filesystem>
 #include <fstream>
-#include <random>
 
-#include "catalog/catalog_util.h"
+#include "resource/paging.h"
+#include "resource/request.h"
+#include "resource/tags.h"
 #include "common/logging.h"
 #include "common/strings.h"
+#include "storage/local_object_store.h"
+#include "storage/location.h"
 
 namespace openglue::jobs {
 namespace {
@@ -24,20 +33,64 @@ constexpr std::string_view kActiveJobRun = "job_run_active";
 constexpr std::string_view kJobRunSequence = "job_run_sequence";
 constexpr uint64_t kSequenceBase = 1000000000000000ULL;  // keys sort newest first
 constexpr int kDefaultTimeoutMinutes = 2880;
+// The exception line of a failed script kept as the run's ErrorMessage (cut on a character
+// boundary), and the most any ErrorMessage holds.
+constexpr size_t kErrorLineBytes = 2048;
+constexpr size_t kMaxErrorMessageBytes = 4096;
+// What Glue answers for a run of a Command.Name it has no runtime for.
+constexpr std::string_view kUnknownCommandMessage = "Could not find command for the given criteria";
 
-const std::vector<std::string>& SupportedCommands() {
-  static const std::vector<std::string> kCommands = {"glueetl", "pythonshell"};
-  return kCommands;
+// The commands OpenGlue can run; CreateJob accepts any other name, its runs fail.
+bool IsRunnableCommand(const std::string& name) {
+  return name == "glueetl" || name == "pythonshell";
 }
 
-using catalog::GetString;
+using resource::GetString;
 
-std::string RandomHex(size_t digits) {
-  static thread_local std::mt19937_64 rng(std::random_device{}());
-  static const char* kHex = "0123456789abcdef";
-  std::string out;
-  for (size_t i = 0; i < digits; ++i) out.push_back(kHex[rng() & 15]);
-  return out;
+// The last '/'-separated part of a path or URI, when it is a plain file name (not "", "." or
+// ".."); else `fallback`. Names the copy of an object in the run's folder.
+std::string SafeFileName(const std::string& uri, const std::string& fallback) {
+  size_t slash = uri.find_last_of('/');
+  std::string name = slash == std::string::npos ? uri : uri.substr(slash + 1);
+  if (name.empty() || name == "." || name == ".." || name.size() > 200) return fallback;
+  return name;
+}
+
+std::string StateName(JobRunState state) { return std::string(JobRunStateName(state)); }
+
+// Members of stored documents read without throwing: a member of another type than expected
+// (a damaged row) reads as the fallback.
+int64_t GetInt(const Json& object, const char* member, int64_t fallback) {
+  if (!object.is_object()) return fallback;
+  auto it = object.find(member);
+  if (it == object.end() || !it->is_number()) return fallback;
+  return it->is_number_float() ? static_cast<int64_t>(it->get<double>()) : it->get<int64_t>();
+}
+
+bool GetBool(const Json& object, const char* member, bool fallback) {
+  if (!object.is_object()) return fallback;
+  auto it = object.find(member);
+  return it == object.end() || !it->is_boolean() ? fallback : it->get<bool>();
+}
+
+const Json& GetObject(const Json& object, const char* member) {
+  static const Json kEmpty = Json::object();
+  if (!object.is_object()) return kEmpty;
+  auto it = object.find(member);
+  return it == object.end() || !it->is_object() ? kEmpty : *it;
+}
+
+bool ParseU64(std::string_view text, uint64_t* out) {
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  return ec == std::errc() && end == text.data() + text.size();
+}
+
+// A stored document (a job, a run) as a JSON object; Internal naming `what` when the row is
+// damaged, so a request reports it instead of failing on a parser exception.
+Result<Json> ParseStored(std::string_view text, const std::string& what) {
+  Json doc = ParseJson(text);
+  if (!doc.is_object()) return Status::Internal("The stored record of " + what + " cannot be read.");
+  return doc;
 }
 
 std::string RunKey(const std::string& job, uint64_t sequence) {
@@ -55,8 +108,8 @@ uint64_t SequenceOfKey(const std::string& key) {
 }
 
 bool IsActiveState(const std::string& state) {
-  // SUCCEEDED, FAILED, TIMEOUT, STOPPED and ERROR are final.
-  return state == "STARTING" || state == "RUNNING" || state == "STOPPING" || state == "WAITING";
+  std::optional<JobRunState> parsed = ParseJobRunState(state);
+  return parsed && IsActive(*parsed);
 }
 
 // The public JobRun: internal bookkeeping stripped.
@@ -66,10 +119,10 @@ Json Present(Json run) {
 }
 
 Json MergeArguments(const Json& job, const Json& run_arguments) {
-  Json merged = job.value("DefaultArguments", Json::object());
+  Json merged = GetObject(job, "DefaultArguments");
   if (run_arguments.is_object())
     for (auto& [k, v] : run_arguments.items()) merged[k] = v;
-  const Json fixed = job.value("NonOverridableArguments", Json::object());
+  const Json& fixed = GetObject(job, "NonOverridableArguments");
   for (auto& [k, v] : fixed.items()) merged[k] = v;
   return merged;
 }
@@ -77,13 +130,9 @@ Json MergeArguments(const Json& job, const Json& run_arguments) {
 // The Job document from a CreateJob request or a JobUpdate.
 Result<Json> JobFromInput(const Json& input, const std::string& name, double created_on,
                           double now) {
-  const Json& command = input.value("Command", Json::object());
+  // Any Command.Name is kept, as Glue does; a run of one OpenGlue has no runtime for fails.
+  const Json& command = GetObject(input, "Command");
   std::string command_name = GetString(command, "Name", "glueetl");
-  const auto& supported = SupportedCommands();
-  if (std::find(supported.begin(), supported.end(), command_name) == supported.end())
-    return Status::InvalidInput("Command.Name '" + command_name +
-                                "' is not supported; OpenGlue runs " + Join(supported, " and ") +
-                                " jobs");
   if (GetString(command, "ScriptLocation").empty())
     return Status::InvalidInput("Command.ScriptLocation is required");
   Json job = Json::object();
@@ -97,9 +146,13 @@ Result<Json> JobFromInput(const Json& input, const std::string& name, double cre
     if (input.contains(member) && !input[member].is_null()) job[member] = input[member];
   }
   job["Command"]["Name"] = command_name;
-  if (!job.contains("ExecutionProperty")) job["ExecutionProperty"] = Json::object();
-  if (!job["ExecutionProperty"].contains("MaxConcurrentRuns")) job["ExecutionProperty"]["MaxConcurrentRuns"] = 1;
-  if (job["ExecutionProperty"]["MaxConcurrentRuns"].get<int64_t>() < 1)
+  if (!job.contains("ExecutionProperty") || !job["ExecutionProperty"].is_object())
+    job["ExecutionProperty"] = Json::object();
+  // A null member means absent.
+  if (!job["ExecutionProperty"].contains("MaxConcurrentRuns") ||
+      !job["ExecutionProperty"]["MaxConcurrentRuns"].is_number())
+    job["ExecutionProperty"]["MaxConcurrentRuns"] = 1;
+  if (GetInt(job["ExecutionProperty"], "MaxConcurrentRuns", 1) < 1)
     return Status::InvalidInput("ExecutionProperty.MaxConcurrentRuns must be at least 1");
   if (!job.contains("MaxRetries")) job["MaxRetries"] = 0;
   if (!job.contains("Timeout")) job["Timeout"] = kDefaultTimeoutMinutes;
@@ -126,21 +179,32 @@ std::string ErrorFromStderr(const std::string& stderr_path) {
   for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
     std::string line = Trim(*it);
     if (line.empty()) continue;
-    if (!traceback) return line.substr(0, 2048);
+    // The bytes are the process's own: invalid UTF-8 is replaced and the cut falls on a
+    // character boundary, so the line can go into a document as it is.
+    if (!traceback) return TruncateUtf8(line, kErrorLineBytes);
     // Traceback lines are indented; the exception line is not.
-    if (!it->empty() && (*it)[0] != ' ') return line.substr(0, 2048);
+    if (!it->empty() && (*it)[0] != ' ') return TruncateUtf8(line, kErrorLineBytes);
   }
   return "";
 }
 
 }  // namespace
 
+// One run not yet final. `key`, `job`, `run_id`, `sequence` and `max_concurrent_runs` never
+// change; the rest is changed under mutex_, or by the thread that marked the run busy (on its
+// own copy, put back by Release).
 struct JobService::ActiveRun {
   std::string key;      // store key
   std::string job;
   std::string run_id;
   uint64_t sequence = 0;
-  std::string state;
+  JobRunState state = JobRunState::kStarting;
+  // A thread is doing this run's I/O outside the lock (launching it, watching its process,
+  // finishing or stopping it, or committing its creation); others wait for released_.
+  bool busy = false;
+  // The ticker is launching it: it counts against the server-wide limit already.
+  bool launching = false;
+  std::string access_key;  // its run credential, once launched
   int pid = 0;
   std::string exit_code_path;
   int64_t started_ms = 0;       // when the process was launched
@@ -149,6 +213,15 @@ struct JobService::ActiveRun {
   int64_t stop_requested_ms = 0;
   bool killed_for_timeout = false;
   bool sigkill_sent = false;
+  int consecutive_errors = 0;  // failed ticks in a row (store errors), to keep the log readable
+};
+
+enum class JobService::Step {
+  kNone,
+  kStartWaiting,  // WAITING -> STARTING (persisted) -> launch
+  kLaunch,        // STARTING -> launch
+  kRequeue,       // STARTING, but the server-wide limit is reached -> WAITING
+  kWatch,         // RUNNING or STOPPING: check the process, signal, finish
 };
 
 Status JobExists(store::Transaction* txn, const std::vector<std::string>& resource) {
@@ -160,23 +233,32 @@ Status JobExists(store::Transaction* txn, const std::vector<std::string>& resour
                                 " not found.");
 }
 
-JobService::JobService(store::MetadataStore* store, const Clock* clock, ProcessLauncher* launcher,
-                       LogStore* logs, RunCredentials credentials, JobServiceOptions options)
+JobService::JobService(store::MetadataStore* store, const Clock* clock, Random* random,
+                       ProcessLauncher* launcher, RunOutput* logs, RunCredentials credentials,
+                       JobServiceOptions options)
     : store_(store), clock_(clock), launcher_(launcher), logs_(logs),
-      credentials_(std::move(credentials)), options_(std::move(options)) {}
+      credentials_(std::move(credentials)), options_(std::move(options)), random_(random) {}
 
 JobService::~JobService() { Stop(); }
 
 Result<std::unique_ptr<JobService>> JobService::Make(store::MetadataStore* store, const Clock* clock,
-                                                     ProcessLauncher* launcher, LogStore* logs,
-                                                     RunCredentials credentials,
+                                                     Random* random, ProcessLauncher* launcher,
+                                                     RunOutput* logs, RunCredentials credentials,
                                                      JobServiceOptions options) {
-  if (!store || !clock || !launcher || !logs) return Status::Internal("JobService needs its parts");
+  if (!store || !clock || !random || !launcher || !logs)
+    return Status::Internal("JobService needs its parts");
   std::error_code ec;
   std::filesystem::create_directories(options.data_dir + "/runs", ec);
   if (ec) return Status::InvalidInput("cannot create " + options.data_dir + "/runs: " + ec.message());
-  return std::unique_ptr<JobService>(
-      new JobService(store, clock, launcher, logs, std::move(credentials), std::move(options)));
+  std::unique_ptr<JobService> service(new JobService(store, clock, random, launcher, logs,
+                                                     std::move(credentials), std::move(options)));
+  service->objects_ = service->options_.objects;
+  if (!service->objects_) {
+    OG_ASSIGN_OR_RETURN(service->own_objects_,
+                        storage::LocalObjectStore::Make({service->options_.data_dir + "/s3"}));
+    service->objects_ = service->own_objects_.get();
+  }
+  return service;
 }
 
 const std::vector<std::pair<std::string, JobService::Operation>>& JobService::Operations() {
@@ -191,10 +273,32 @@ const std::vector<std::pair<std::string, JobService::Operation>>& JobService::Op
   return kOperations;
 }
 
-std::string JobService::LocalPath(const std::string& uri) const {
-  if (StartsWith(uri, "s3://")) return options_.data_dir + "/s3/" + uri.substr(5);
-  if (StartsWith(uri, "file://")) return uri.substr(7);
-  return uri;
+Result<std::string> JobService::LocalPath(const std::string& uri,
+                                          const std::string& copy_to) const {
+  OG_ASSIGN_OR_RETURN(storage::Location location, storage::ParseLocation(uri));
+  if (location.scheme == storage::LocationScheme::kLocalFile) return location.path;
+  if (location.key.empty() || location.key.back() == '/')
+    return Status::InvalidInput(uri + " names a folder; give the path of a file");
+  // Never the server's own path arithmetic: the store decides what a key is and refuses
+  // whatever would leave it ("..", links, absolute keys).
+  OG_ASSIGN_OR_RETURN(std::string data, objects_->ReadAll(location.bucket, location.key));
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(copy_to).parent_path(), ec);
+  int fd = ::open(copy_to.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::Internal("cannot create " + copy_to + ": " + std::strerror(errno));
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      ::close(fd);
+      return Status::Internal("cannot write " + copy_to + ": " + std::strerror(err));
+    }
+    done += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  return copy_to;
 }
 
 std::string JobService::JobArn(const std::string& name) const {
@@ -218,7 +322,7 @@ Result<Json> JobService::CreateJob(const Json& request) {
     return Status::AlreadyExists("Job with name " + name + " already exists.");
   OG_RETURN_NOT_OK(st);
   if (request.contains("Tags") && !request["Tags"].empty())
-    OG_RETURN_NOT_OK(catalog::AddTags(txn.get(), JobArn(name), request["Tags"]));
+    OG_RETURN_NOT_OK(resource::AddTags(txn.get(), JobArn(name), request["Tags"]));
   OG_RETURN_NOT_OK(txn->Commit());
   return Json{{"Name", name}};
 }
@@ -228,9 +332,12 @@ Result<Json> JobService::UpdateJob(const Json& request) {
   OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
   OG_ASSIGN_OR_RETURN(auto doc, txn->Get(kJob, name));
   if (!doc) return Status::EntityNotFound("Job " + name + " not found.");
-  Json old = Json::parse(*doc);
-  OG_ASSIGN_OR_RETURN(Json job, JobFromInput(request.at("JobUpdate"), name,
-                                          old.value("CreatedOn", 0.0), clock_->NowSeconds()));
+  // A damaged definition is replaced by the update; only its creation time is lost.
+  Json old = ParseJson(*doc);
+  double created_on = old.is_object() && old.contains("CreatedOn") && old["CreatedOn"].is_number()
+                          ? old["CreatedOn"].get<double>() : clock_->NowSeconds();
+  OG_ASSIGN_OR_RETURN(Json job, JobFromInput(GetObject(request, "JobUpdate"), name, created_on,
+                                          clock_->NowSeconds()));
   OG_RETURN_NOT_OK(txn->Put(kJob, name, DumpJson(job)));
   OG_RETURN_NOT_OK(txn->Commit());
   return Json{{"JobName", name}};
@@ -241,16 +348,20 @@ Result<Json> JobService::GetJob(const Json& request) {
   OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
   OG_ASSIGN_OR_RETURN(auto doc, txn->Get(kJob, name));
   if (!doc) return Status::EntityNotFound("Job " + name + " not found.");
-  return Json{{"Job", Json::parse(*doc)}};
+  OG_ASSIGN_OR_RETURN(Json job, ParseStored(*doc, "job " + name));
+  return Json{{"Job", std::move(job)}};
 }
 
 Result<Json> JobService::GetJobs(const Json& request) {
   OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
-  OG_ASSIGN_OR_RETURN(catalog::Page page,
-                   catalog::ScanPage(txn.get(), kJob, "", request, catalog::PageSize(request, 100),
+  OG_ASSIGN_OR_RETURN(resource::Page page,
+                   resource::ScanPage(txn.get(), kJob, "", request, resource::PageSize(request, 100),
                                      [](const store::Row&) -> Result<bool> { return true; }));
   Json jobs = Json::array();
-  for (const auto& row : page.rows) jobs.push_back(Json::parse(row.doc));
+  for (const auto& row : page.rows) {
+    OG_ASSIGN_OR_RETURN(Json job, ParseStored(row.doc, "job " + row.key));
+    jobs.push_back(std::move(job));
+  }
   Json response{{"Jobs", std::move(jobs)}};
   if (!page.next_token.empty()) response["NextToken"] = page.next_token;
   return response;
@@ -261,14 +372,15 @@ Result<Json> JobService::ListJobs(const Json& request) {
   OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
   auto tagged = [&](const store::Row& row) -> Result<bool> {
     if (wanted_tags.empty()) return true;
-    OG_ASSIGN_OR_RETURN(auto tags_doc, txn->Get(catalog::kTags, JobArn(row.key)));
-    Json tags = tags_doc ? Json::parse(*tags_doc) : Json::object();
+    OG_ASSIGN_OR_RETURN(auto tags_doc, txn->Get(resource::kTags, JobArn(row.key)));
+    Json tags = tags_doc ? ParseJson(*tags_doc) : Json::object();
+    if (!tags.is_object()) return false;
     for (auto& [k, v] : wanted_tags.items())
       if (!tags.contains(k) || tags[k] != v) return false;
     return true;
   };
-  OG_ASSIGN_OR_RETURN(catalog::Page page, catalog::ScanPage(txn.get(), kJob, "", request,
-                                                         catalog::PageSize(request, 100), tagged));
+  OG_ASSIGN_OR_RETURN(resource::Page page, resource::ScanPage(txn.get(), kJob, "", request,
+                                                         resource::PageSize(request, 100), tagged));
   Json names = Json::array();
   for (const auto& row : page.rows) names.push_back(row.key);
   Json response{{"JobNames", std::move(names)}};
@@ -281,8 +393,12 @@ Result<Json> JobService::BatchGetJobs(const Json& request) {
   Json jobs = Json::array(), missing = Json::array();
   for (const Json& name : request.at("JobNames")) {
     OG_ASSIGN_OR_RETURN(auto doc, txn->Get(kJob, name.get<std::string>()));
-    if (doc) jobs.push_back(Json::parse(*doc));
-    else missing.push_back(name);
+    if (doc) {
+      OG_ASSIGN_OR_RETURN(Json job, ParseStored(*doc, "job " + name.get<std::string>()));
+      jobs.push_back(std::move(job));
+    } else {
+      missing.push_back(name);
+    }
   }
   return Json{{"Jobs", std::move(jobs)}, {"JobsNotFound", std::move(missing)}};
 }
@@ -292,7 +408,7 @@ Result<Json> JobService::DeleteJob(const Json& request) {
   // Active runs of the job are stopped; finished runs stay readable with GetJobRun.
   std::vector<std::string> active_ids;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     for (auto& [seq, run] : active_)
       if (run->job == name) active_ids.push_back(run->run_id);
   }
@@ -303,7 +419,7 @@ Result<Json> JobService::DeleteJob(const Json& request) {
   }
   OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
   OG_RETURN_NOT_OK(txn->Delete(kJob, name).status());
-  OG_RETURN_NOT_OK(txn->Delete(catalog::kTags, JobArn(name)).status());
+  OG_RETURN_NOT_OK(txn->Delete(resource::kTags, JobArn(name)).status());
   OG_RETURN_NOT_OK(txn->Commit());
   return Json{{"JobName", name}};
 }
@@ -319,47 +435,105 @@ Status JobService::SaveRun(const std::string& key, const Json& doc) {
   return txn->Commit();
 }
 
-Result<Json> JobService::LoadRun(const std::string& key) {
-  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
-  OG_ASSIGN_OR_RETURN(auto doc, txn->Get(kJobRun, key));
-  if (!doc) return Status::EntityNotFound("Job run not found.");
-  return Json::parse(*doc);
+Result<Json> JobService::LoadRunOrRebuild(const ActiveRun& run, std::string* unreadable) {
+  std::optional<std::string> text;
+  {
+    OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+    OG_ASSIGN_OR_RETURN(text, txn->Get(kJobRun, run.key));
+  }
+  Json doc = text ? ParseJson(*text) : Json();
+  if (doc.is_object()) return doc;
+  // The row is damaged (or gone): the run goes on from what memory holds, and says so.
+  *unreadable = "The stored record of job run " + run.run_id +
+                (text ? " could not be read (it is not a JSON object)" : " is missing") +
+                "; OpenGlue ended the run.";
+  double now = clock_->NowSeconds();
+  Json rebuilt{{"Id", run.run_id},        {"JobName", run.job},         {"Attempt", 0},
+               {"JobRunState", StateName(run.state)}, {"LastModifiedOn", now},
+               {"Arguments", Json::object()}, {"PredecessorRuns", Json::array()},
+               {"LogGroupName", "/aws-glue/jobs"}};
+  rebuilt["_og"] = {{"access_key", run.access_key}, {"sequence", run.sequence}};
+  if (text) rebuilt["_og"]["unreadable_record"] = TruncateUtf8(*text, kMaxErrorMessageBytes);
+  return rebuilt;
+}
+
+std::string JobService::NewRandomHex(size_t digits) {
+  MutexLock lock(&random_mutex_);
+  return random_->FromAlphabet("0123456789abcdef", digits);
 }
 
 int JobService::ActiveCount(const std::string& job) const {
   int n = 0;
   for (auto& [seq, run] : active_)
-    if (run->job == job && IsActiveState(run->state) && run->state != "WAITING") ++n;
+    if (run->job == job && IsActive(run->state) && run->state != JobRunState::kWaiting) ++n;
   return n;
 }
 
 int JobService::LaunchedCount() const {
   int n = 0;
   for (auto& [seq, run] : active_)
-    if (run->state == "RUNNING" || run->state == "STOPPING") ++n;
+    if (run->launching || run->state == JobRunState::kRunning ||
+        run->state == JobRunState::kStopping)
+      ++n;
   return n;
+}
+
+JobService::ActiveRun JobService::Acquire(ActiveRun* run) {
+  run->busy = true;
+  return *run;
+}
+
+void JobService::Release(const ActiveRun& work) {
+  MutexLock lock(&mutex_);
+  auto it = active_.find(work.sequence);
+  if (it != active_.end()) {
+    *it->second = work;
+    it->second->busy = false;
+    it->second->launching = false;
+    if (!IsActive(work.state)) active_.erase(it);
+  }
+  released_.SignalAll();
 }
 
 Result<std::string> JobService::CreateRun(const Json& job, const Json& arguments,
                                           const Json& request, int attempt,
                                           const std::string& previous_run_id) {
-  // REQUIRES(mutex_)
-  std::string job_name = job["Name"];
-  int64_t max_runs = job["ExecutionProperty"].value("MaxConcurrentRuns", int64_t{1});
-  bool queuing = request.value("JobRunQueuingEnabled", job.value("JobRunQueuingEnabled", false));
-  int active = 0;
-  for (auto& [seq, run] : active_)
-    if (run->job == job_name && IsActiveState(run->state)) ++active;
+  std::string job_name = GetString(job, "Name");
+  int64_t max_runs = GetInt(GetObject(job, "ExecutionProperty"), "MaxConcurrentRuns", 1);
+  bool queuing = GetBool(request, "JobRunQueuingEnabled", GetBool(job, "JobRunQueuingEnabled", false));
+  int64_t timeout = GetInt(request, "Timeout", GetInt(job, "Timeout", kDefaultTimeoutMinutes));
+  std::string run_id = "jr_" + NewRandomHex(64);
+
+  // Decide under the lock: refused, queued or starting. The run is entered busy, so it counts
+  // against the limits at once but nobody acts on it before its creation is committed.
+  uint64_t sequence = 0;
   bool waiting = false;
-  if (active >= max_runs) {
-    if (!queuing)
-      return Status(StatusCode::kConcurrentRunsExceeded,
-                    "Concurrent runs exceeded for " + job_name + ": MaxConcurrentRuns is " +
-                        std::to_string(max_runs));
-    waiting = true;
+  {
+    MutexLock lock(&mutex_);
+    int active = 0;
+    for (auto& [seq, run] : active_)
+      if (run->job == job_name && IsActive(run->state)) ++active;
+    if (active >= max_runs) {
+      if (!queuing)
+        return Status(StatusCode::kConcurrentRunsExceeded,
+                      "Concurrent runs exceeded for " + job_name + ": MaxConcurrentRuns is " +
+                          std::to_string(max_runs));
+      waiting = true;
+    }
+    sequence = ++next_sequence_;
+    auto active_run = std::make_unique<ActiveRun>();
+    active_run->key = RunKey(job_name, sequence);
+    active_run->job = job_name;
+    active_run->run_id = run_id;
+    active_run->sequence = sequence;
+    active_run->state = waiting ? JobRunState::kWaiting : JobRunState::kStarting;
+    active_run->timeout_minutes = timeout;
+    active_run->max_concurrent_runs = max_runs;
+    active_run->busy = true;
+    active_[sequence] = std::move(active_run);
   }
-  uint64_t sequence = ++next_sequence_;
-  std::string run_id = "jr_" + RandomHex(64);
+
+  // Write outside it.
   std::string key = RunKey(job_name, sequence);
   double now = clock_->NowSeconds();
   Json run = Json::object();
@@ -367,43 +541,51 @@ Result<std::string> JobService::CreateRun(const Json& job, const Json& arguments
   run["Attempt"] = attempt;
   if (!previous_run_id.empty()) run["PreviousRunId"] = previous_run_id;
   run["JobName"] = job_name;
-  run["JobMode"] = job.value("JobMode", "SCRIPT");
+  run["JobMode"] = GetString(job, "JobMode", "SCRIPT");
   run["JobRunQueuingEnabled"] = queuing;
   run["StartedOn"] = now;
   run["LastModifiedOn"] = now;
-  run["JobRunState"] = waiting ? "WAITING" : "STARTING";
+  run["JobRunState"] = StateName(waiting ? JobRunState::kWaiting : JobRunState::kStarting);
   run["Arguments"] = arguments;
   run["PredecessorRuns"] = Json::array();
-  int64_t timeout = request.value("Timeout", job.value("Timeout", int64_t{kDefaultTimeoutMinutes}));
   run["Timeout"] = timeout;
   for (const char* member : {"MaxCapacity", "WorkerType", "NumberOfWorkers", "AllocatedCapacity",
                              "SecurityConfiguration", "NotificationProperty", "ExecutionClass"}) {
-    if (request.contains(member)) run[member] = request[member];
+    if (request.contains(member) && !request[member].is_null()) run[member] = request[member];
     else if (job.contains(member)) run[member] = job[member];
   }
   if (job.contains("GlueVersion")) run["GlueVersion"] = job["GlueVersion"];
   run["LogGroupName"] = "/aws-glue/jobs";
   run["ExecutionTime"] = 0;
-  run["_og"] = {{"command", job["Command"]}, {"max_retries", job.value("MaxRetries", int64_t{0})},
+  run["_og"] = {{"command", GetObject(job, "Command")},
+                {"max_retries", GetInt(job, "MaxRetries", 0)},
                 {"sequence", sequence}, {"max_concurrent_runs", max_runs}};
-  {
+  Status committed = [&]() -> Status {
     OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
     OG_RETURN_NOT_OK(txn->Put(kJobRun, key, DumpJson(run)));
     OG_RETURN_NOT_OK(txn->Put(kJobRunId, run_id, key));
     OG_RETURN_NOT_OK(txn->Put(kActiveJobRun, key, ""));
-    OG_RETURN_NOT_OK(txn->Put(kJobRunSequence, "last", std::to_string(sequence)));
-    OG_RETURN_NOT_OK(txn->Commit());
+    // Creations commit in any order; the counter keeps the highest sequence handed out.
+    OG_ASSIGN_OR_RETURN(auto last, txn->Get(kJobRunSequence, "last"));
+    uint64_t stored = 0;
+    if (!last || !ParseU64(*last, &stored) || stored < sequence)
+      OG_RETURN_NOT_OK(txn->Put(kJobRunSequence, "last", std::to_string(sequence)));
+    return txn->Commit();
+  }();
+
+  {
+    MutexLock lock(&mutex_);
+    auto it = active_.find(sequence);
+    if (!committed.ok()) {
+      if (it != active_.end()) active_.erase(it);
+    } else if (it != active_.end()) {
+      it->second->busy = false;
+    }
+    released_.SignalAll();
   }
-  auto active_run = std::make_unique<ActiveRun>();
-  active_run->key = key;
-  active_run->job = job_name;
-  active_run->run_id = run_id;
-  active_run->sequence = sequence;
-  active_run->state = run["JobRunState"];
-  active_run->timeout_minutes = timeout;
-  active_run->max_concurrent_runs = max_runs;
-  active_[sequence] = std::move(active_run);
-  OG_LOG(kInfo, "job " << job_name << " run " << run_id << " " << run["JobRunState"].get<std::string>()
+  OG_RETURN_NOT_OK(committed);
+  OG_LOG(kInfo, "job " << job_name << " run " << run_id << " "
+                       << StateName(waiting ? JobRunState::kWaiting : JobRunState::kStarting)
                        << " (attempt " << attempt << ")");
   return run_id;
 }
@@ -414,16 +596,12 @@ Result<Json> JobService::StartJobRun(const Json& request) {
   OG_ASSIGN_OR_RETURN(auto doc, txn->Get(kJob, name));
   txn.reset();
   if (!doc) return Status::EntityNotFound("Job " + name + " not found.");
-  Json job = Json::parse(*doc);
-  if (request.contains("Timeout") && request["Timeout"].get<int64_t>() < 1)
+  OG_ASSIGN_OR_RETURN(Json job, ParseStored(*doc, "job " + name));
+  if (request.contains("Timeout") && request["Timeout"].is_number() && GetInt(request, "Timeout", 1) < 1)
     return Status::InvalidInput("Timeout must be at least 1 minute");
-  Json arguments = MergeArguments(job, request.value("Arguments", Json::object()));
+  Json arguments = MergeArguments(job, GetObject(request, "Arguments"));
   std::string previous = GetString(request, "JobRunId");
-  std::string run_id;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    OG_ASSIGN_OR_RETURN(run_id, CreateRun(job, arguments, request, 0, previous));
-  }
+  OG_ASSIGN_OR_RETURN(std::string run_id, CreateRun(job, arguments, request, 0, previous));
   Kick();
   return Json{{"JobRunId", run_id}};
 }
@@ -436,8 +614,8 @@ Result<Json> JobService::GetJobRun(const Json& request) {
   if (!key) return Status::EntityNotFound("Job run " + run_id + " not found.");
   OG_ASSIGN_OR_RETURN(auto doc, txn->Get(kJobRun, *key));
   if (!doc) return Status::EntityNotFound("Job run " + run_id + " not found.");
-  Json run = Json::parse(*doc);
-  if (run["JobName"] != name)
+  OG_ASSIGN_OR_RETURN(Json run, ParseStored(*doc, "job run " + run_id));
+  if (GetString(run, "JobName") != name)
     return Status::EntityNotFound("Job run " + run_id + " not found for job " + name + ".");
   return Json{{"JobRun", Present(std::move(run))}};
 }
@@ -447,15 +625,18 @@ Result<Json> JobService::GetJobRuns(const Json& request) {
   OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
   OG_ASSIGN_OR_RETURN(auto job, txn->Get(kJob, name));
   // Runs are keyed newest first under their job's name.
-  OG_ASSIGN_OR_RETURN(catalog::Page page,
-                   catalog::ScanPage(txn.get(), kJobRun, store::PrefixOf({name}), request,
-                                     catalog::PageSize(request, 100),
+  OG_ASSIGN_OR_RETURN(resource::Page page,
+                   resource::ScanPage(txn.get(), kJobRun, store::PrefixOf({name}), request,
+                                     resource::PageSize(request, 100),
                                      [](const store::Row&) -> Result<bool> { return true; }));
   // A deleted job keeps its run history; only a job that never ran is unknown.
   if (!job && page.rows.empty() && GetString(request, "NextToken").empty())
     return Status::EntityNotFound("Job " + name + " not found.");
   Json runs = Json::array();
-  for (const auto& row : page.rows) runs.push_back(Present(Json::parse(row.doc)));
+  for (const auto& row : page.rows) {
+    OG_ASSIGN_OR_RETURN(Json run, ParseStored(row.doc, "a job run of " + name));
+    runs.push_back(Present(std::move(run)));
+  }
   Json response{{"JobRuns", std::move(runs)}};
   if (!page.next_token.empty()) response["NextToken"] = page.next_token;
   return response;
@@ -464,17 +645,42 @@ Result<Json> JobService::GetJobRuns(const Json& request) {
 Result<Json> JobService::BatchStopJobRun(const Json& request) {
   std::string name = GetString(request, "JobName");
   Json ok = Json::array(), errors = Json::array();
-  std::lock_guard<std::mutex> lock(mutex_);
-  for (const Json& id_json : request.at("JobRunIds")) {
-    std::string run_id = id_json.get<std::string>();
-    ActiveRun* run = nullptr;
-    for (auto& [seq, r] : active_)
-      if (r->run_id == run_id && r->job == name) run = r.get();
+  const Json ids = request.contains("JobRunIds") && request["JobRunIds"].is_array()
+                       ? request["JobRunIds"] : Json::array();
+  for (const Json& id_json : ids) {
+    std::string run_id = id_json.is_string() ? id_json.get<std::string>() : "";
     auto fail = [&](StatusCode code, const std::string& message) {
       errors.push_back({{"JobName", name}, {"JobRunId", run_id},
                         {"ErrorDetail", {{"ErrorCode", GlueErrorName(code)}, {"ErrorMessage", message}}}});
     };
-    if (run == nullptr) {
+    // Decide under the lock (waiting while another thread's I/O holds the run), act outside.
+    enum class Action { kUnknown, kAlreadyStopping, kFinishStopped, kSignal } action = Action::kUnknown;
+    ActiveRun work;
+    {
+      MutexLock lock(&mutex_);
+      ActiveRun* run = nullptr;
+      for (;;) {
+        run = nullptr;
+        for (auto& [seq, r] : active_)
+          if (r->run_id == run_id && r->job == name) run = r.get();
+        if (run == nullptr || !run->busy) break;
+        released_.Wait(&mutex_);
+      }
+      if (run != nullptr) {
+        if (run->state == JobRunState::kWaiting || run->state == JobRunState::kStarting) {
+          action = Action::kFinishStopped;  // never launched: stopped at once
+          work = Acquire(run);
+        } else if (run->state == JobRunState::kRunning) {
+          action = Action::kSignal;
+          run->state = JobRunState::kStopping;
+          run->stop_requested_ms = clock_->NowMillis();
+          work = Acquire(run);
+        } else {
+          action = Action::kAlreadyStopping;
+        }
+      }
+    }
+    if (action == Action::kUnknown) {
       // Finished or unknown.
       auto txn = store_->BeginRead();
       bool known = false;
@@ -487,19 +693,27 @@ Result<Json> JobService::BatchStopJobRun(const Json& request) {
       else fail(StatusCode::kEntityNotFound, "Job run " + run_id + " not found.");
       continue;
     }
-    OG_ASSIGN_OR_RETURN(Json doc, LoadRun(run->key));
-    if (run->state == "WAITING" || run->state == "STARTING") {
-      // Never launched: stopped at once.
-      OG_RETURN_NOT_OK(Finish(run, &doc, "STOPPED", ""));
-      active_.erase(run->sequence);
-    } else if (run->state == "RUNNING") {
-      run->state = "STOPPING";
-      run->stop_requested_ms = clock_->NowMillis();
-      doc["JobRunState"] = "STOPPING";
-      doc["LastModifiedOn"] = clock_->NowSeconds();
-      OG_RETURN_NOT_OK(SaveRun(run->key, doc));
-      if (run->pid > 0) (void)launcher_->SignalGroup(run->pid, SIGTERM);
+    Status st;
+    if (action != Action::kAlreadyStopping) {
+      try {
+        std::string unreadable;
+        Result<Json> doc = LoadRunOrRebuild(work, &unreadable);
+        if (!doc.ok()) {
+          st = doc.status();
+        } else if (action == Action::kFinishStopped) {
+          st = Finish(&work, &*doc, JobRunState::kStopped, unreadable);
+        } else {
+          (*doc)["JobRunState"] = StateName(JobRunState::kStopping);
+          (*doc)["LastModifiedOn"] = clock_->NowSeconds();
+          st = SaveRun(work.key, *doc);
+          if (work.pid > 0) (void)launcher_->SignalGroup(work.pid, SIGTERM);
+        }
+      } catch (const std::exception& e) {
+        st = Status::Internal(std::string("stopping job run ") + run_id + ": " + e.what());
+      }
+      Release(work);
     }
+    OG_RETURN_NOT_OK(st);
     ok.push_back({{"JobName", name}, {"JobRunId", run_id}});
   }
   Kick();
@@ -510,28 +724,41 @@ Result<Json> JobService::BatchStopJobRun(const Json& request) {
 // The state machine
 
 Status JobService::Launch(ActiveRun* run, Json* doc) {
-  const Json& og = (*doc)["_og"];
-  const Json& command = og["command"];
+  const Json& command = GetObject(GetObject(*doc, "_og"), "command");
+  std::string command_name = GetString(command, "Name", "glueetl");
+  if (!IsRunnableCommand(command_name))
+    return Finish(run, doc, JobRunState::kFailed, std::string(kUnknownCommandMessage));
   std::string script = GetString(command, "ScriptLocation");
-  std::string local = LocalPath(script);
   std::string dir = RunDir(run->run_id);
   std::error_code ec;
   std::filesystem::create_directories(dir + "/work", ec);
   std::filesystem::create_directories(dir + "/tmp", ec);
+  // An s3:// script is copied out of the store into the run's script/ folder and run from there.
+  Result<std::string> fetched =
+      LocalPath(script, dir + "/script/" + SafeFileName(script, "script.py"));
+  if (!fetched.ok())
+    return Finish(run, doc, JobRunState::kFailed,
+                  "Script " + script +
+                      (fetched.status().code() == StatusCode::kEntityNotFound ? " not found: "
+                                                                               : " cannot be run: ") +
+                      fetched.status().message());
+  std::string local = *fetched;
   if (!std::filesystem::is_regular_file(local, ec))
-    return Finish(run, doc, "FAILED",
+    return Finish(run, doc, JobRunState::kFailed,
                   "Script " + script + " not found (looked for " + local + ")");
 
-  const Json& arguments = (*doc)["Arguments"];
+  const Json& arguments = GetObject(*doc, "Arguments");
   std::vector<std::string> argv = {options_.python, "-u", local};
   std::string job_id = "j_" + run->job;
   argv.insert(argv.end(), {"--JOB_NAME", run->job, "--JOB_ID", job_id, "--JOB_RUN_ID", run->run_id});
   bool has_temp_dir = false;
   std::string extra_py_files;
+  std::string extra_files;
   for (auto& [key, value] : arguments.items()) {
     std::string flag = StartsWith(key, "--") ? key : "--" + key;
     if (flag == "--TempDir") has_temp_dir = true;
     if (flag == "--extra-py-files") extra_py_files = value.is_string() ? value.get<std::string>() : "";
+    if (flag == "--extra-files") extra_files = value.is_string() ? value.get<std::string>() : "";
     argv.push_back(flag);
     argv.push_back(value.is_string() ? value.get<std::string>() : DumpJson(value));
   }
@@ -539,29 +766,67 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
 
   std::string python_path = options_.runtime_path;
   // A .py file on PYTHONPATH is not importable (entries must be folders or zip files), so
-  // single modules are copied into the run's own py/ folder, which goes on the path instead.
+  // single modules go into the run's own py/ folder, which goes on the path instead: objects
+  // are copied there out of the store; a local file is linked there, so the run opens it with
+  // its own rights, never the server's. Other entries (.zip, .egg, .whl) go on the path as
+  // they are, objects as copies in py/<n>-<name>.
   const std::string py_dir = dir + "/py";
   bool py_dir_on_path = false;
+  int entry_number = 0;
   for (const std::string& entry : Split(extra_py_files, ',')) {
-    std::string path = Trim(entry);
-    if (path.empty()) continue;
-    path = LocalPath(path);
-    std::filesystem::path file(path);
-    if (file.extension() == ".py") {
-      std::filesystem::create_directories(py_dir, ec);
-      std::filesystem::copy_file(file, py_dir + "/" + file.filename().string(),
-                                 std::filesystem::copy_options::overwrite_existing, ec);
-      if (ec)
-        return Finish(run, doc, "FAILED",
-                      "--extra-py-files: cannot use " + Trim(entry) + ": " + ec.message());
+    std::string uri = Trim(entry);
+    if (uri.empty()) continue;
+    std::string name = SafeFileName(uri, "");
+    bool is_py = name.size() > 3 && name.compare(name.size() - 3, 3, ".py") == 0;
+    std::string copy_to = py_dir + "/" + (is_py ? name : std::to_string(++entry_number) + "-" + name);
+    Result<std::string> local = name.empty()
+        ? Result<std::string>(Status::InvalidInput(uri + " names no file"))
+        : LocalPath(uri, copy_to);
+    if (!local.ok())
+      return Finish(run, doc, JobRunState::kFailed,
+                    "--extra-py-files: cannot use " + uri + ": " + local.status().message());
+    std::string path = *local;
+    if (path != copy_to && !std::filesystem::exists(path, ec))
+      return Finish(run, doc, JobRunState::kFailed, "--extra-py-files: cannot use " + uri + ": no such file");
+    if (is_py) {
+      if (path != copy_to) {
+        std::filesystem::create_directories(py_dir, ec);
+        std::filesystem::remove(copy_to, ec);
+        std::filesystem::create_symlink(std::filesystem::absolute(path, ec), copy_to, ec);
+        if (ec)
+          return Finish(run, doc, JobRunState::kFailed,
+                        "--extra-py-files: cannot use " + uri + ": " + ec.message());
+      }
       if (py_dir_on_path) continue;
       py_dir_on_path = true;
       path = py_dir;
     }
     python_path += (python_path.empty() ? "" : ":") + path;
   }
-  std::string access_key = "OGRUN" + RandomHex(15);
-  std::string secret = RandomHex(40);
+  // --extra-files: copied (objects) or linked (local files) into the working directory, as
+  // Glue copies them next to the script.
+  for (const std::string& entry : Split(extra_files, ',')) {
+    std::string uri = Trim(entry);
+    if (uri.empty()) continue;
+    std::string name = SafeFileName(uri, "");
+    std::string copy_to = dir + "/work/" + name;
+    Result<std::string> local = name.empty()
+        ? Result<std::string>(Status::InvalidInput(uri + " names no file"))
+        : LocalPath(uri, copy_to);
+    if (!local.ok())
+      return Finish(run, doc, JobRunState::kFailed,
+                    "--extra-files: cannot use " + uri + ": " + local.status().message());
+    if (*local != copy_to) {
+      if (!std::filesystem::exists(*local, ec))
+        return Finish(run, doc, JobRunState::kFailed, "--extra-files: cannot use " + uri + ": no such file");
+      std::filesystem::remove(copy_to, ec);
+      std::filesystem::create_symlink(std::filesystem::absolute(*local, ec), copy_to, ec);
+      if (ec)
+        return Finish(run, doc, JobRunState::kFailed, "--extra-files: cannot use " + uri + ": " + ec.message());
+    }
+  }
+  std::string access_key = "OGRUN" + NewRandomHex(15);
+  std::string secret = NewRandomHex(40);
   const char* path_env = std::getenv("PATH");
   const char* home_env = std::getenv("HOME");
   std::vector<std::string> env = {
@@ -595,14 +860,16 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
   if (!pid.ok()) {
     if (credentials_.revoke) credentials_.revoke(access_key);
     // The script never ran: Glue reports such runs as ERROR, not FAILED.
-    return Finish(run, doc, "ERROR", "Could not start the job run: " + pid.status().message());
+    return Finish(run, doc, JobRunState::kError,
+                  "Could not start the job run: " + pid.status().message());
   }
   logs_->Follow(run->run_id);
   run->pid = *pid;
+  run->access_key = access_key;
   run->exit_code_path = spec.exit_code_path;
   run->started_ms = clock_->NowMillis();
-  run->state = "RUNNING";
-  (*doc)["JobRunState"] = "RUNNING";
+  run->state = JobRunState::kRunning;
+  (*doc)["JobRunState"] = StateName(JobRunState::kRunning);
   (*doc)["LastModifiedOn"] = clock_->NowSeconds();
   (*doc)["_og"]["pid"] = *pid;
   (*doc)["_og"]["exit_code_path"] = spec.exit_code_path;
@@ -613,38 +880,42 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
   return SaveRun(run->key, *doc);
 }
 
-Status JobService::Finish(ActiveRun* run, Json* doc, const std::string& state,
-                          const std::string& error) {
+Status JobService::Finish(ActiveRun* run, Json* doc, JobRunState state, const std::string& error) {
   double now = clock_->NowSeconds();
-  (*doc)["JobRunState"] = state;
+  (*doc)["JobRunState"] = StateName(state);
   (*doc)["LastModifiedOn"] = now;
   (*doc)["CompletedOn"] = now;
   if (run->started_ms > 0) {
     int64_t seconds = (clock_->NowMillis() - run->started_ms + 999) / 1000;
     (*doc)["ExecutionTime"] = seconds;
   }
-  if (!error.empty()) (*doc)["ErrorMessage"] = error;
-  std::string access_key = GetString((*doc)["_og"], "access_key");
+  // Messages can carry text from the process, the OS or a file: valid UTF-8, bounded.
+  if (!error.empty()) (*doc)["ErrorMessage"] = TruncateUtf8(error, kMaxErrorMessageBytes);
+  std::string access_key = GetString(GetObject(*doc, "_og"), "access_key", run->access_key);
   if (!access_key.empty() && credentials_.revoke) credentials_.revoke(access_key);
   if (run->pid > 0) logs_->Finish(run->run_id);
-  run->state = state;
-  OG_LOG(kInfo, "job " << run->job << " run " << run->run_id << " " << state
-                       << (error.empty() ? "" : ": " + error));
+  OG_LOG(kInfo, "job " << run->job << " run " << run->run_id << " " << StateName(state)
+                       << (error.empty() ? "" : ": " + TruncateUtf8(error, kMaxErrorMessageBytes)));
+  // Final in memory only once it is in the store: a failed commit is tried again next tick.
   OG_RETURN_NOT_OK(SaveRun(run->key, *doc));
+  run->state = state;
   // A failed run is retried as a new run while attempts remain; a timeout is not.
-  if (state == "FAILED") {
-    int attempt = doc->value("Attempt", 0);
-    int64_t max_retries = (*doc)["_og"].value("max_retries", int64_t{0});
+  if (state == JobRunState::kFailed) {
+    int64_t attempt = GetInt(*doc, "Attempt", 0);
+    int64_t max_retries = GetInt(GetObject(*doc, "_og"), "max_retries", 0);
     if (attempt < max_retries) {
       OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
       OG_ASSIGN_OR_RETURN(auto job_doc, txn->Get(kJob, run->job));
       txn.reset();
-      if (job_doc) {
-        Json job = Json::parse(*job_doc);
+      Json job = job_doc ? ParseJson(*job_doc) : Json();
+      if (job_doc && !job.is_object())
+        OG_LOG(kWarn, "retry of " << run->run_id << " not started: the job's record cannot be read");
+      if (job.is_object()) {
         Json request{{"JobRunQueuingEnabled", true}};
         for (const char* member : {"Timeout", "MaxCapacity", "WorkerType", "NumberOfWorkers"})
           if (doc->contains(member)) request[member] = (*doc)[member];
-        auto retry = CreateRun(job, (*doc)["Arguments"], request, attempt + 1, run->run_id);
+        auto retry = CreateRun(job, GetObject(*doc, "Arguments"), request,
+                               static_cast<int>(attempt + 1), run->run_id);
         if (!retry.ok()) OG_LOG(kWarn, "retry of " << run->run_id << " not started: " << retry.status().message());
       }
     }
@@ -652,41 +923,63 @@ Status JobService::Finish(ActiveRun* run, Json* doc, const std::string& state,
   return Status::OK();
 }
 
-Status JobService::TickRun(ActiveRun* run) {
-  // REQUIRES(mutex_)
-  if (run->state == "WAITING") {
-    // Held back by the job's own limit, or by the server's?
-    if (ActiveCount(run->job) >= run->max_concurrent_runs) return Status::OK();
-    if (LaunchedCount() >= options_.max_concurrent_runs) return Status::OK();
-    OG_ASSIGN_OR_RETURN(Json doc, LoadRun(run->key));
-    run->state = "STARTING";
-    doc["JobRunState"] = "STARTING";
-    doc["LastModifiedOn"] = clock_->NowSeconds();
-    OG_RETURN_NOT_OK(SaveRun(run->key, doc));
-    return Launch(run, &doc);
+JobService::Step JobService::DecideStep(ActiveRun* run) {
+  switch (run->state) {
+    case JobRunState::kWaiting:
+      // Held back by the job's own limit, or by the server's?
+      if (ActiveCount(run->job) >= run->max_concurrent_runs) return Step::kNone;
+      if (LaunchedCount() >= options_.max_concurrent_runs) return Step::kNone;
+      run->state = JobRunState::kStarting;
+      run->launching = true;
+      return Step::kStartWaiting;
+    case JobRunState::kStarting:
+      if (LaunchedCount() >= options_.max_concurrent_runs) {
+        run->state = JobRunState::kWaiting;
+        return Step::kRequeue;
+      }
+      run->launching = true;
+      return Step::kLaunch;
+    case JobRunState::kRunning:
+    case JobRunState::kStopping:
+      return Step::kWatch;
+    default:
+      return Step::kNone;
   }
-  if (run->state == "STARTING") {
-    if (LaunchedCount() >= options_.max_concurrent_runs) {
-      OG_ASSIGN_OR_RETURN(Json doc, LoadRun(run->key));
-      run->state = "WAITING";
-      doc["JobRunState"] = "WAITING";
+}
+
+Status JobService::ExecuteStep(Step step, ActiveRun* run) {
+  if (step == Step::kWatch) return WatchRun(run);
+  std::string unreadable;
+  OG_ASSIGN_OR_RETURN(Json doc, LoadRunOrRebuild(*run, &unreadable));
+  if (!unreadable.empty()) return Finish(run, &doc, JobRunState::kError, unreadable);
+  switch (step) {
+    case Step::kStartWaiting:
+      doc["JobRunState"] = StateName(JobRunState::kStarting);
+      doc["LastModifiedOn"] = clock_->NowSeconds();
+      OG_RETURN_NOT_OK(SaveRun(run->key, doc));
+      return Launch(run, &doc);
+    case Step::kLaunch:
+      return Launch(run, &doc);
+    case Step::kRequeue:
+      doc["JobRunState"] = StateName(JobRunState::kWaiting);
       return SaveRun(run->key, doc);
-    }
-    OG_ASSIGN_OR_RETURN(Json doc, LoadRun(run->key));
-    return Launch(run, &doc);
+    default:
+      return Status::OK();
   }
-  // RUNNING or STOPPING: watch the process.
+}
+
+Status JobService::WatchRun(ActiveRun* run) {
   ProcessStatus status = launcher_->Check(run->pid, run->exit_code_path);
   int64_t now = clock_->NowMillis();
   if (status.state == ProcessState::kRunning) {
-    if (run->state == "RUNNING" && run->timeout_minutes > 0 &&
+    if (run->state == JobRunState::kRunning && run->timeout_minutes > 0 &&
         now - run->started_ms >= run->timeout_minutes * 60000) {
       run->killed_for_timeout = true;
-      run->state = "STOPPING";  // internal: waiting for the group to die
+      run->state = JobRunState::kStopping;  // internal: waiting for the group to die
       run->stop_requested_ms = now;
       (void)launcher_->SignalGroup(run->pid, SIGKILL);
       run->sigkill_sent = true;
-    } else if (run->state == "STOPPING" && !run->sigkill_sent &&
+    } else if (run->state == JobRunState::kStopping && !run->sigkill_sent &&
                now - run->stop_requested_ms >= options_.stop_grace_seconds * 1000LL) {
       (void)launcher_->SignalGroup(run->pid, SIGKILL);
       run->sigkill_sent = true;
@@ -695,15 +988,17 @@ Status JobService::TickRun(ActiveRun* run) {
   }
   // The run's main process has ended: leave no child of it behind, whatever the outcome.
   (void)launcher_->SignalGroup(run->pid, SIGKILL);
-  OG_ASSIGN_OR_RETURN(Json doc, LoadRun(run->key));
+  std::string unreadable;
+  OG_ASSIGN_OR_RETURN(Json doc, LoadRunOrRebuild(*run, &unreadable));
+  if (!unreadable.empty()) return Finish(run, &doc, JobRunState::kError, unreadable);
   if (run->killed_for_timeout) {
-    return Finish(run, &doc, "TIMEOUT",
+    return Finish(run, &doc, JobRunState::kTimeout,
                   "Job run timed out after " + std::to_string(run->timeout_minutes) +
                       " minutes; its processes were terminated.");
   }
-  if (run->state == "STOPPING") return Finish(run, &doc, "STOPPED", "");
+  if (run->state == JobRunState::kStopping) return Finish(run, &doc, JobRunState::kStopped, "");
   if (status.state == ProcessState::kExited && status.exit_code == 0)
-    return Finish(run, &doc, "SUCCEEDED", "");
+    return Finish(run, &doc, JobRunState::kSucceeded, "");
   // The process wrote its stderr file itself, so it can be read before the log tailer drains it.
   std::string error = ErrorFromStderr(logs_->StderrPath(run->run_id));
   if (status.state == ProcessState::kExited) {
@@ -711,31 +1006,98 @@ Status JobService::TickRun(ActiveRun* run) {
   } else {
     error = "The job run's process ended without an exit status (killed)" + (error.empty() ? "" : ": " + error);
   }
-  return Finish(run, &doc, "FAILED", error);
+  return Finish(run, &doc, JobRunState::kFailed, error);
+}
+
+void JobService::Abandon(ActiveRun* run, const std::string& message) {
+  // Best effort, step by step: each part may fail without stopping the others.
+  JobRunState final_state = run->pid > 0 ? JobRunState::kFailed : JobRunState::kError;
+  OG_LOG(kError, "job " << run->job << " run " << run->run_id << ": " << message);
+  try {
+    if (run->pid > 0) (void)launcher_->SignalGroup(run->pid, SIGKILL);
+  } catch (...) {
+  }
+  try {
+    if (!run->access_key.empty() && credentials_.revoke) credentials_.revoke(run->access_key);
+  } catch (...) {
+  }
+  try {
+    if (run->pid > 0) logs_->Finish(run->run_id);
+  } catch (...) {
+  }
+  try {
+    std::string unreadable;
+    Result<Json> loaded = LoadRunOrRebuild(*run, &unreadable);
+    Json doc = loaded.ok() ? std::move(*loaded) : Json{{"Id", run->run_id}, {"JobName", run->job}};
+    double now = clock_->NowSeconds();
+    doc["JobRunState"] = StateName(final_state);
+    doc["LastModifiedOn"] = now;
+    doc["CompletedOn"] = now;
+    doc["ErrorMessage"] = TruncateUtf8(message, kMaxErrorMessageBytes);
+    Status st = SaveRun(run->key, doc);
+    if (!st.ok()) OG_LOG(kError, "run " << run->run_id << " could not be saved: " << st.message());
+  } catch (const std::exception& e) {
+    OG_LOG(kError, "run " << run->run_id << " could not be saved: " << SanitizeUtf8(e.what()));
+  } catch (...) {
+  }
+  // Dropped from the table either way: a run that throws on every tick must not take the
+  // ticker with it.
+  run->state = final_state;
 }
 
 void JobService::Tick() {
-  std::lock_guard<std::mutex> lock(mutex_);
   std::vector<uint64_t> sequences;
-  for (auto& [seq, run] : active_) sequences.push_back(seq);
+  {
+    MutexLock lock(&mutex_);
+    for (auto& [seq, run] : active_) sequences.push_back(seq);
+  }
+  // Jobs with an earlier WAITING run whose creation is still being committed: their later
+  // waiting runs do not overtake it.
+  std::set<std::string> held_back;
   for (uint64_t seq : sequences) {
-    auto it = active_.find(seq);
-    if (it == active_.end()) continue;
-    ActiveRun* run = it->second.get();
-    Status st = TickRun(run);
-    if (!st.ok()) OG_LOG(kError, "run " << run->run_id << ": " << st.message());
-    if (!IsActiveState(run->state)) active_.erase(seq);
+    ActiveRun work;
+    Step step = Step::kNone;
+    {
+      MutexLock lock(&mutex_);
+      auto it = active_.find(seq);
+      if (it == active_.end()) continue;
+      ActiveRun* run = it->second.get();
+      if (run->busy) {
+        if (run->state == JobRunState::kWaiting) held_back.insert(run->job);
+        continue;
+      }
+      if (run->state == JobRunState::kWaiting && held_back.count(run->job)) continue;
+      step = DecideStep(run);
+      if (step == Step::kNone) continue;
+      work = Acquire(run);
+    }
+    std::string thrown;
+    try {
+      Status st = ExecuteStep(step, &work);
+      if (st.ok()) {
+        work.consecutive_errors = 0;
+      } else if (work.consecutive_errors++ % 100 == 0) {
+        // Store errors are retried on the next tick, with the run as it was.
+        OG_LOG(kError, "run " << work.run_id << ": " << st.message());
+      }
+    } catch (const std::exception& e) {
+      thrown = e.what();
+    } catch (...) {
+      thrown = "unknown exception";
+    }
+    if (!thrown.empty())
+      Abandon(&work, "OpenGlue ended the job run after an internal error while supervising it: " +
+                         SanitizeUtf8(thrown));
+    Release(work);
   }
 }
 
 Status JobService::Recover() {
-  std::lock_guard<std::mutex> lock(mutex_);
   // Only the runs left active are read, however long the history. The sequence counter is
   // restored first: finishing a run below may retry it as a new run, whose sequence must not be
   // one that a run further down still holds.
   OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
   OG_ASSIGN_OR_RETURN(auto last, txn->Get(kJobRunSequence, "last"));
-  if (last) next_sequence_ = std::max<uint64_t>(next_sequence_, std::stoull(*last));
   OG_ASSIGN_OR_RETURN(auto active, txn->Scan(kActiveJobRun, store::ScanOptions{"", "", -1, true}));
   std::vector<store::Row> rows;
   for (const auto& entry : active) {
@@ -743,86 +1105,182 @@ Status JobService::Recover() {
     if (doc) rows.push_back({entry.key, std::move(*doc)});
   }
   txn.reset();
-  int adopted = 0, finished = 0, queued = 0;
+  uint64_t restored = 0;
+  for (const auto& row : rows) restored = std::max(restored, SequenceOfKey(row.key));
+  uint64_t stored = 0;
+  if (last && ParseU64(*last, &stored)) restored = std::max(restored, stored);
+  {
+    MutexLock lock(&mutex_);
+    next_sequence_ = std::max(next_sequence_, restored);
+  }
+
+  // Adopt every run that goes on first, so that retries of the runs finished below count them.
+  struct Ending {
+    ActiveRun run;
+    Json doc;
+    JobRunState state;
+    std::string error;
+  };
+  std::vector<Ending> endings;
+  std::vector<std::pair<store::Row, std::string>> unreadable;  // row, why
+  std::vector<std::unique_ptr<ActiveRun>> adopted_runs;
+  int adopted = 0, queued = 0;
   for (const auto& row : rows) {
-    uint64_t sequence = SequenceOfKey(row.key);
-    Json doc = Json::parse(row.doc);
-    std::string state = GetString(doc, "JobRunState");
-    if (!IsActiveState(state)) continue;
-    auto run = std::make_unique<ActiveRun>();
-    run->key = row.key;
-    run->job = doc["JobName"];
-    run->run_id = doc["Id"];
-    run->sequence = sequence;
-    run->state = state;
-    run->timeout_minutes = doc.value("Timeout", int64_t{0});
-    const Json& og = doc["_og"];
-    run->max_concurrent_runs = og.value("max_concurrent_runs", int64_t{1});
-    run->pid = og.value("pid", 0);
-    run->exit_code_path = GetString(og, "exit_code_path");
-    run->started_ms = og.value("launched_ms", int64_t{0});
-    if (state == "RUNNING" || state == "STOPPING") {
-      ProcessStatus status = launcher_->Check(run->pid, run->exit_code_path);
-      if (status.state == ProcessState::kRunning) {
-        std::string key = GetString(og, "access_key");
-        if (!key.empty() && credentials_.grant) credentials_.grant(key, GetString(og, "secret"));
-        logs_->Follow(run->run_id);
-        if (state == "STOPPING") run->stop_requested_ms = clock_->NowMillis();
-        ++adopted;
-      } else if (status.state == ProcessState::kExited) {
-        // It ended while the server was down: the next Tick finishes it from its exit code.
-        logs_->Follow(run->run_id);
-        ++adopted;
-      } else {
-        OG_RETURN_NOT_OK(Finish(run.get(), &doc, state == "STOPPING" ? "STOPPED" : "FAILED",
-                             state == "STOPPING" ? "" :
-                             "The server restarted and the job run's process was no longer "
-                             "running; it ended without an exit status."));
-        ++finished;
+    try {
+      Json doc = ParseJson(row.doc);
+      if (!doc.is_object()) {
+        unreadable.emplace_back(row, "it is not a JSON object");
         continue;
       }
-    } else {
-      ++queued;  // WAITING or STARTING: launched by Tick as slots allow
+      std::string state_name = GetString(doc, "JobRunState");
+      std::optional<JobRunState> state = ParseJobRunState(state_name);
+      if (!state) {
+        unreadable.emplace_back(row, "its state '" + SanitizeUtf8(state_name) + "' is unknown");
+        continue;
+      }
+      if (!IsActive(*state)) continue;
+      auto run = std::make_unique<ActiveRun>();
+      run->key = row.key;
+      run->job = GetString(doc, "JobName");
+      run->run_id = GetString(doc, "Id");
+      if (run->job.empty() || run->run_id.empty()) {
+        unreadable.emplace_back(row, "it has no JobName or Id");
+        continue;
+      }
+      run->sequence = SequenceOfKey(row.key);
+      run->state = *state;
+      run->timeout_minutes = GetInt(doc, "Timeout", 0);
+      const Json& og = GetObject(doc, "_og");
+      run->max_concurrent_runs = GetInt(og, "max_concurrent_runs", 1);
+      run->pid = static_cast<int>(GetInt(og, "pid", 0));
+      run->exit_code_path = GetString(og, "exit_code_path");
+      run->started_ms = GetInt(og, "launched_ms", 0);
+      run->access_key = GetString(og, "access_key");
+      if (*state == JobRunState::kRunning || *state == JobRunState::kStopping) {
+        ProcessStatus status = launcher_->Check(run->pid, run->exit_code_path);
+        if (status.state == ProcessState::kRunning) {
+          if (!run->access_key.empty() && credentials_.grant)
+            credentials_.grant(run->access_key, GetString(og, "secret"));
+          logs_->Follow(run->run_id);
+          if (*state == JobRunState::kStopping) run->stop_requested_ms = clock_->NowMillis();
+          ++adopted;
+        } else if (status.state == ProcessState::kExited) {
+          // It ended while the server was down: the next Tick finishes it from its exit code.
+          logs_->Follow(run->run_id);
+          ++adopted;
+        } else {
+          bool stopping = *state == JobRunState::kStopping;
+          endings.push_back({*run, std::move(doc),
+                             stopping ? JobRunState::kStopped : JobRunState::kFailed,
+                             stopping ? "" :
+                             "The server restarted and the job run's process was no longer "
+                             "running; it ended without an exit status."});
+          continue;
+        }
+      } else {
+        ++queued;  // WAITING or STARTING: launched by Tick as slots allow
+      }
+      adopted_runs.push_back(std::move(run));
+    } catch (const std::exception& e) {
+      unreadable.emplace_back(row, std::string("reading it failed: ") + e.what());
     }
-    active_[sequence] = std::move(run);
   }
-  OG_LOG(kInfo, "job runs recovered: " << adopted << " re-adopted, " << finished << " finished, "
-                                       << queued << " queued");
+  {
+    MutexLock lock(&mutex_);
+    for (auto& run : adopted_runs) {
+      uint64_t sequence = run->sequence;
+      active_[sequence] = std::move(run);
+    }
+  }
+  for (Ending& ending : endings) {
+    try {
+      Status st = Finish(&ending.run, &ending.doc, ending.state, ending.error);
+      if (!st.ok()) return st;  // the store itself fails: the server cannot start
+    } catch (const std::exception& e) {
+      OG_LOG(kError, "run " << ending.run.run_id << " could not be finished at restart: "
+                            << SanitizeUtf8(e.what()));
+    }
+  }
+  if (!unreadable.empty()) {
+    // A damaged row ends its run in ERROR, found by its id as usual. The id is in the row when
+    // it still parses, else in the id index (read in full only in this rare case).
+    std::map<std::string, std::string> id_of_key;
+    {
+      OG_ASSIGN_OR_RETURN(auto read, store_->BeginRead());
+      OG_ASSIGN_OR_RETURN(auto ids, read->Scan(kJobRunId, store::ScanOptions{}));
+      for (auto& row : ids) id_of_key[row.doc] = row.key;
+    }
+    double now = clock_->NowSeconds();
+    for (auto& [row, why] : unreadable) {
+      Json old = ParseJson(row.doc);
+      Json doc = old.is_object() ? old : Json::object();
+      std::string job = row.key.substr(0, row.key.find(store::kKeySep));
+      std::string id = id_of_key.count(row.key) ? id_of_key[row.key] : GetString(doc, "Id");
+      doc["Id"] = id;
+      doc["JobName"] = job;
+      doc["JobRunState"] = StateName(JobRunState::kError);
+      doc["LastModifiedOn"] = now;
+      doc["CompletedOn"] = now;
+      doc["ErrorMessage"] = TruncateUtf8("The stored record of this job run could not be read at "
+                                         "server start (" + why + "); OpenGlue ended the run.",
+                                         kMaxErrorMessageBytes);
+      if (!doc.contains("_og") || !doc["_og"].is_object()) doc["_og"] = Json::object();
+      if (!old.is_object()) doc["_og"]["unreadable_record"] = TruncateUtf8(row.doc, kMaxErrorMessageBytes);
+      OG_LOG(kError, "job " << job << " run " << id << ": " << doc["ErrorMessage"].get<std::string>());
+      OG_RETURN_NOT_OK(SaveRun(row.key, doc));
+    }
+  }
+  OG_LOG(kInfo, "job runs recovered: " << adopted << " re-adopted, " << endings.size()
+                                       << " finished, " << queued << " queued, "
+                                       << unreadable.size() << " unreadable");
   return Status::OK();
 }
 
 void JobService::Start() {
-  std::lock_guard<std::mutex> lock(thread_mutex_);
+  MutexLock lock(&thread_mutex_);
   if (ticker_.joinable()) return;
   stopping_ = false;
-  ticker_ = std::thread([this] {
-    std::unique_lock<std::mutex> lock(thread_mutex_);
-    while (!stopping_) {
-      lock.unlock();
-      Tick();
-      lock.lock();
-      wake_.wait_for(lock, std::chrono::milliseconds(options_.tick_interval_ms),
-                     [this] { return stopping_ || kicked_; });
-      kicked_ = false;
+  ticker_ = std::thread([this] { TickerLoop(); });
+}
+
+void JobService::TickerLoop() {
+  for (;;) {
+    {
+      MutexLock lock(&thread_mutex_);
+      if (stopping_) return;
     }
-  });
+    // Tick catches per run; this is the last line before std::terminate.
+    try {
+      Tick();
+    } catch (const std::exception& e) {
+      OG_LOG(kError, "job ticker: " << SanitizeUtf8(e.what()));
+    } catch (...) {
+      OG_LOG(kError, "job ticker: unknown exception");
+    }
+    MutexLock lock(&thread_mutex_);
+    if (!stopping_ && !kicked_)
+      wake_.WaitFor(&thread_mutex_, std::chrono::milliseconds(options_.tick_interval_ms));
+    kicked_ = false;
+  }
 }
 
 void JobService::Kick() {
   {
-    std::lock_guard<std::mutex> lock(thread_mutex_);
+    MutexLock lock(&thread_mutex_);
     kicked_ = true;
   }
-  wake_.notify_all();
+  wake_.SignalAll();
 }
 
 void JobService::Stop() {
+  std::thread ticker;
   {
-    std::lock_guard<std::mutex> lock(thread_mutex_);
+    MutexLock lock(&thread_mutex_);
     stopping_ = true;
+    ticker = std::move(ticker_);
   }
-  wake_.notify_all();
-  if (ticker_.joinable()) ticker_.join();
+  wake_.SignalAll();
+  if (ticker.joinable()) ticker.join();
 }
 
 }  // namespace openglue::jobs

@@ -7,20 +7,30 @@
 // A run is a process (see ProcessLauncher) running the job's Python script. Its state moves
 // STARTING -> RUNNING -> SUCCEEDED | FAILED | TIMEOUT, or RUNNING -> STOPPING -> STOPPED, or waits
 // in WAITING while the job's MaxConcurrentRuns or the server-wide limit is reached and queuing
-// is enabled. Every transition is written to the store before it is reported, so a server
-// restart loses no run: Recover() re-adopts runs whose process still lives and finishes the
-// others with an explanatory ErrorMessage. Tick() advances the state machine (launches queued
-// runs, notices exits, enforces timeouts, schedules retries); the server calls it from a
-// background thread, tests call it directly with a FakeClock and a fake launcher.
+// is enabled; a run that could not be started ends in ERROR. Every transition is written to the
+// store before it is reported, so a server restart loses no run: Recover() re-adopts runs whose
+// process still lives and finishes the others with an explanatory ErrorMessage. Tick() advances
+// the state machine (launches queued runs, notices exits, enforces timeouts, schedules
+// retries); the server calls it from a background thread, tests call it directly with a
+// FakeClock and a fake launcher.
 //
-// Thread-safe.
+// Any Command.Name is accepted and stored (as Glue does); a run of a command other than
+// glueetl or pythonshell ends FAILED with "Could not find command for the given criteria".
+//
+// Text from a run's process or files (its stderr, the OS's error messages) is sanitized to
+// valid UTF-8 before it reaches a run document; a stored document that cannot be read ends its
+// run with an error instead of stopping the server; nothing thrown on the ticker thread or in
+// Recover() ends the process (the run concerned is ended FAILED or ERROR with a message).
+//
+// Thread-safe. Locking: one mutex guards the in-memory table of active runs; decisions (which
+// run launches, which is refused or queued) are taken under it, and the I/O that carries them
+// out (store commits, process spawns, draining logs) happens outside it. A run whose I/O is in
+// progress is marked busy; only the thread that marked it touches it until it is released.
 #pragma once
 
-#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -29,10 +39,14 @@
 
 #include "common/clock.h"
 #include "common/json.h"
+#include "common/random.h"
 #include "common/status.h"
-#include "jobs/log_store.h"
+#include "common/thread_annotations.h"
+#include "jobs/job_run_state.h"
+#include "jobs/run_output.h"
 #include "jobs/process_launcher.h"
 #include "store/metadata_store.h"
+#include "storage/object_store.h"
 
 namespace openglue::jobs {
 
@@ -46,6 +60,9 @@ struct JobServiceOptions {
   int max_concurrent_runs = 16;       // server-wide; further runs wait in WAITING
   int stop_grace_seconds = 10;        // BatchStopJobRun: SIGTERM, then SIGKILL after this
   int tick_interval_ms = 10;
+  // Where s3:// paths (scripts, --extra-py-files, --extra-files) are read. Borrowed; it must
+  // outlive the service. Null: the embedded store over <data_dir>/s3.
+  storage::ObjectStore* objects = nullptr;
 };
 
 // Grants and revokes the SigV4 credential a run uses to call back to the server.
@@ -54,15 +71,18 @@ struct RunCredentials {
   std::function<void(const std::string& access_key_id)> revoke;
 };
 
-// For Catalog::RegisterTaggableResource("job", ...): OK when resource {"job", name} names an
+// For resource::TagService::Register("job", ...): OK when resource {"job", name} names an
 // existing job, else EntityNotFound.
 Status JobExists(store::Transaction* txn, const std::vector<std::string>& resource);
 
 class JobService {
  public:
-  // Borrowed: store, clock, launcher, logs; they must outlive the service.
+  // Borrowed: store, clock, random, launcher, logs; they must outlive the service. `random`
+  // makes run ids and run credentials (SystemRandom in the server; calls to it are serialized
+  // by the service, so a SeededRandom is fine in tests).
   static Result<std::unique_ptr<JobService>> Make(store::MetadataStore* store, const Clock* clock,
-                                                  ProcessLauncher* launcher, LogStore* logs,
+                                                  Random* random, ProcessLauncher* launcher,
+                                                  RunOutput* logs,
                                                   RunCredentials credentials,
                                                   JobServiceOptions options);
   ~JobService();
@@ -83,52 +103,87 @@ class JobService {
   Result<Json> BatchStopJobRun(const Json& request);
 
   // Reconciles runs left active by an earlier server process. Call once before Start/Tick.
-  Status Recover();
-  // One step of the state machine over every active run.
-  void Tick();
+  // A stored run that cannot be read is ended ERROR with a message, not an error of Recover;
+  // errors are only those of the store itself.
+  Status Recover() EXCLUDES(mutex_);
+  // One step of the state machine over every active run. Never throws.
+  void Tick() EXCLUDES(mutex_);
   // Runs Tick() every tick_interval_ms on a background thread until Stop(). Runs keep going
   // when the server stops; the next server process re-adopts them.
-  void Start();
-  void Stop();
+  void Start() EXCLUDES(thread_mutex_);
+  void Stop() EXCLUDES(thread_mutex_);
 
  private:
-  JobService(store::MetadataStore* store, const Clock* clock, ProcessLauncher* launcher,
-             LogStore* logs, RunCredentials credentials, JobServiceOptions options);
+  void TickerLoop() EXCLUDES(thread_mutex_);
+  JobService(store::MetadataStore* store, const Clock* clock, Random* random,
+             ProcessLauncher* launcher, RunOutput* logs, RunCredentials credentials,
+             JobServiceOptions options);
 
   struct ActiveRun;
-  Status TickRun(ActiveRun* run);
-  Status Launch(ActiveRun* run, Json* doc);
-  Status Finish(ActiveRun* run, Json* doc, const std::string& state, const std::string& error);
+  enum class Step;
+  // Chooses what the ticker does next with `run` (and reserves a launch slot when it launches).
+  Step DecideStep(ActiveRun* run) REQUIRES(mutex_);
+  // Carries out `step` on `run`, a copy of the active run that the ticker owns while it is busy.
+  Status ExecuteStep(Step step, ActiveRun* run) EXCLUDES(mutex_);
+  // After an exception or an unreadable document: ends `run` FAILED (it was launched) or ERROR
+  // with `message`, as well as the store allows. Never throws.
+  void Abandon(ActiveRun* run, const std::string& message) EXCLUDES(mutex_);
+  // Marks `run` busy and returns a copy for the caller to work on outside the lock; Release
+  // puts the copy back, clears busy, drops the run from the table once it is final, and wakes
+  // the threads waiting for a busy run.
+  ActiveRun Acquire(ActiveRun* run) REQUIRES(mutex_);
+  void Release(const ActiveRun& work) EXCLUDES(mutex_);
+  Status Launch(ActiveRun* run, Json* doc) EXCLUDES(mutex_);
+  Status Finish(ActiveRun* run, Json* doc, JobRunState state, const std::string& error)
+      EXCLUDES(mutex_);
+  // RUNNING or STOPPING: checks the process, enforces the timeout and the stop grace, and
+  // finishes the run once its process has ended.
+  Status WatchRun(ActiveRun* run) EXCLUDES(mutex_);
   Status SaveRun(const std::string& key, const Json& doc);
-  Result<Json> LoadRun(const std::string& key);
+  // The stored document of `run`, or when it cannot be read (damaged or missing), a replacement
+  // built from `run` with `*unreadable` set to a message saying so. Errors: the store's.
+  Result<Json> LoadRunOrRebuild(const ActiveRun& run, std::string* unreadable);
   Result<std::string> CreateRun(const Json& job, const Json& arguments, const Json& request,
-                                int attempt, const std::string& previous_run_id);
-  int ActiveCount(const std::string& job) const;  // REQUIRES(mutex_)
-  int LaunchedCount() const;                      // REQUIRES(mutex_)
+                                int attempt, const std::string& previous_run_id)
+      EXCLUDES(mutex_);
+  int ActiveCount(const std::string& job) const REQUIRES(mutex_);
+  int LaunchedCount() const REQUIRES(mutex_);
+  std::string NewRandomHex(size_t digits) EXCLUDES(random_mutex_);
   std::string RunDir(const std::string& run_id) const;
   std::string JobArn(const std::string& name) const;
-  // Where an s3://, file:// or local path is on this machine (s3:// is the embedded store).
-  std::string LocalPath(const std::string& uri) const;
+  // A local path for the file at `uri`, for the run's process to open. An s3://, s3a:// or
+  // s3n:// object is read through the object store (confined: storage/local_object_store.h)
+  // and copied to `copy_to`; a file:// or plain path is returned as it is (the run opens it with
+  // its own rights). InvalidInput (a location the store refuses, a folder) or EntityNotFound,
+  // with a message naming `uri`.
+  Result<std::string> LocalPath(const std::string& uri, const std::string& copy_to) const;
   // Wakes the ticker for an immediate Tick (a run was started or stopped).
-  void Kick();
+  void Kick() EXCLUDES(thread_mutex_);
 
   store::MetadataStore* store_;
   const Clock* clock_;
   ProcessLauncher* launcher_;
-  LogStore* logs_;
+  RunOutput* logs_;
   RunCredentials credentials_;
   JobServiceOptions options_;
+  std::unique_ptr<storage::ObjectStore> own_objects_;  // the embedded store, unless given one
+  storage::ObjectStore* objects_ = nullptr;
 
-  mutable std::mutex mutex_;
+  Mutex random_mutex_;
+  Random* random_ PT_GUARDED_BY(random_mutex_);
+
+  mutable Mutex mutex_;
   // Active runs by sequence number, i.e. in start order (the queue is FIFO).
-  std::map<uint64_t, std::unique_ptr<ActiveRun>> active_;  // GUARDED_BY(mutex_)
-  uint64_t next_sequence_ = 0;                                  // GUARDED_BY(mutex_)
+  std::map<uint64_t, std::unique_ptr<ActiveRun>> active_ GUARDED_BY(mutex_);
+  uint64_t next_sequence_ GUARDED_BY(mutex_) = 0;
+  // Signalled whenever a busy run is released (or dropped).
+  CondVar released_;
 
-  std::mutex thread_mutex_;
-  std::condition_variable wake_;
-  bool stopping_ = false;  // GUARDED_BY(thread_mutex_)
-  bool kicked_ = false;    // GUARDED_BY(thread_mutex_): tick now, work is waiting
-  std::thread ticker_;
+  Mutex thread_mutex_;
+  CondVar wake_;
+  bool stopping_ GUARDED_BY(thread_mutex_) = false;
+  bool kicked_ GUARDED_BY(thread_mutex_) = false;  // tick now, work is waiting
+  std::thread ticker_ GUARDED_BY(thread_mutex_);
 };
 
 }  // namespace openglue::jobs

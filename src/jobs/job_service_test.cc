@@ -6,10 +6,16 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <mutex>
 #include <set>
+#include <stdexcept>
+#include <thread>
 
+#include "common/strings.h"
 #include "store/sqlite_store.h"
 
 namespace openglue::jobs {
@@ -43,19 +49,13 @@ class FakeLauncher : public ProcessLauncher {
   std::vector<std::pair<int, int>> signals;
 };
 
-class FakeLogs : public LogStore {
+class FakeLogs : public RunOutput {
  public:
   explicit FakeLogs(std::string root) : root_(std::move(root)) {}
-  std::string StdoutPath(const std::string& id) const override { return root_ + "/" + id + ".out"; }
-  std::string StderrPath(const std::string& id) const override { return root_ + "/" + id + ".err"; }
+  std::string StdoutPath(const std::string& id) override { return root_ + "/" + id + ".out"; }
+  std::string StderrPath(const std::string& id) override { return root_ + "/" + id + ".err"; }
   void Follow(const std::string& id) override { followed.insert(id); }
   void Finish(const std::string& id) override { finished.insert(id); }
-  void Start() override {}
-  void Stop() override {}
-  Result<Json> DescribeLogGroups(const Json&) override { return Json::object(); }
-  Result<Json> DescribeLogStreams(const Json&) override { return Json::object(); }
-  Result<Json> GetLogEvents(const Json&) override { return Json::object(); }
-  Result<Json> FilterLogEvents(const Json&) override { return Json::object(); }
   std::set<std::string> followed, finished;
 
  private:
@@ -88,7 +88,8 @@ class JobServiceTest : public ::testing::Test {
     RunCredentials credentials{
         [this](const std::string& id, const std::string&) { granted.insert(id); },
         [this](const std::string& id) { granted.erase(id); }};
-    auto made = JobService::Make(store_.get(), &clock_, &launcher_, logs_.get(), credentials, options);
+    auto made = JobService::Make(store_.get(), &clock_, &random_, &launcher_, logs_.get(),
+                                 credentials, options);
     ASSERT_TRUE(made.ok()) << made.status().ToString();
     service_ = std::move(*made);
   }
@@ -114,9 +115,27 @@ class JobServiceTest : public ::testing::Test {
   std::string State(const std::string& job, const std::string& id) {
     return Run(job, id)["JobRunState"];
   }
+  // Overwrites the stored document of run `id` with `text` (a damaged row).
+  void Corrupt(const std::string& id, const std::string& text) {
+    auto txn = store_->BeginWrite();
+    ASSERT_TRUE(txn.ok());
+    auto key = (*txn)->Get("job_run_id", id);
+    ASSERT_TRUE(key.ok() && key->has_value());
+    ASSERT_TRUE((*txn)->Put("job_run", **key, text).ok());
+    ASSERT_TRUE((*txn)->Commit().ok());
+  }
+  // The stored document of run `id`, internal members included.
+  Json ReadStored(const std::string& id) {
+    auto txn = store_->BeginRead();
+    EXPECT_TRUE(txn.ok());
+    auto key = (*txn)->Get("job_run_id", id);
+    auto doc = (*txn)->Get("job_run", **key);
+    return Json::parse(**doc);
+  }
 
   std::string dir_;
   FakeClock clock_{1700000000000};
+  SeededRandom random_{42};
   FakeLauncher launcher_;
   std::unique_ptr<store::SqliteStore> store_;
   std::unique_ptr<FakeLogs> logs_;
@@ -138,7 +157,11 @@ TEST_F(JobServiceTest, RunSucceedsWithMergedArgumentsAndACallbackCredential) {
       if (argv[i] == flag) return argv[i + 1];
     return std::string("<absent>");
   };
-  EXPECT_EQ(argv[2], dir_ + "/s3/scripts/job.py");
+  // The script runs from a copy read out of the store into the run's own folder.
+  EXPECT_EQ(argv[2], dir_ + "/runs/" + id + "/script/job.py");
+  std::ifstream copy(argv[2]);
+  std::string text((std::istreambuf_iterator<char>(copy)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "print('hello')\n");
   EXPECT_EQ(value_of("--JOB_NAME"), "etl");
   EXPECT_EQ(value_of("--JOB_RUN_ID"), id);
   EXPECT_EQ(value_of("--day"), "2");     // the run's argument overrides the default
@@ -310,6 +333,25 @@ TEST_F(JobServiceTest, MissingScriptFailsTheRunWithAClearMessage) {
   EXPECT_NE(run["ErrorMessage"].get<std::string>().find("s3://scripts/none.py not found"), std::string::npos);
 }
 
+TEST_F(JobServiceTest, ScriptPathsThatLeaveTheStoreFailTheRunAndAreNeverLaunched) {
+  std::filesystem::create_directories(dir_ + "/outside");
+  std::ofstream(dir_ + "/outside/evil.py") << "print('evil')\n";
+  std::filesystem::create_symlink(dir_ + "/outside/evil.py", dir_ + "/s3/scripts/link.py");
+  int n = 0;
+  for (const std::string& location : std::vector<std::string>{"s3://../outside/evil.py", "s3://scripts/../../outside/evil.py", "s3://scripts/link.py",
+        "s3a://scripts/../../outside/evil.py", "s3://scripts/" + dir_ + "/outside/evil.py"}) {
+    std::string job = "evil" + std::to_string(++n);
+    CreateJob(job, {{"Command", {{"Name", "pythonshell"}, {"ScriptLocation", location}}}});
+    std::string id = Start(job);
+    service_->Tick();
+    Json run = Run(job, id);
+    EXPECT_EQ(run["JobRunState"], "FAILED") << location;
+    EXPECT_NE(run["ErrorMessage"].get<std::string>().find(location), std::string::npos)
+        << run["ErrorMessage"];
+  }
+  EXPECT_TRUE(launcher_.launched.empty());
+}
+
 TEST_F(JobServiceTest, ARunThatCannotBeStartedEndsInError) {
   CreateJob("etl", {{"MaxRetries", 2}});
   launcher_.fail_launch = true;
@@ -324,13 +366,293 @@ TEST_F(JobServiceTest, ARunThatCannotBeStartedEndsInError) {
   EXPECT_TRUE(granted.empty());
 }
 
-TEST_F(JobServiceTest, UnsupportedCommandIsInvalidInputNamingTheSupportedOnes) {
-  auto created = service_->CreateJob(
-      Json{{"Name", "stream"}, {"Role", "r"},
-           {"Command", {{"Name", "gluestreaming"}, {"ScriptLocation", "s3://scripts/job.py"}}}});
-  ASSERT_FALSE(created.ok());
-  EXPECT_EQ(created.status().code(), StatusCode::kInvalidInput);
-  EXPECT_NE(created.status().message().find("glueetl and pythonshell"), std::string::npos);
+TEST_F(JobServiceTest, AnyCommandNameIsAcceptedAndItsRunFailsAsGlueSays) {
+  for (const char* name : {"gluestreaming", "glueray", "Glueetl"}) {
+    std::string job = std::string("job_") + name;
+    CreateJob(job, {{"Command", {{"Name", name}, {"ScriptLocation", "s3://scripts/job.py"}}}});
+    auto got = service_->GetJob(Json{{"JobName", job}});
+    ASSERT_TRUE(got.ok());
+    EXPECT_EQ((*got)["Job"]["Command"]["Name"], name);
+    std::string id = Start(job);
+    service_->Tick();
+    Json run = Run(job, id);
+    EXPECT_EQ(run["JobRunState"], "FAILED");
+    EXPECT_EQ(run["ErrorMessage"], "Could not find command for the given criteria");
+  }
+  EXPECT_TRUE(launcher_.launched.empty());  // nothing was started for them
+  EXPECT_TRUE(granted.empty());
+}
+
+// Defect #1 of issue 6: a script's stderr is not valid UTF-8, or its exception line is cut in the
+// middle of a character. The run ends FAILED with a valid UTF-8 message, the line cut at 2,048
+// bytes on a character boundary.
+TEST_F(JobServiceTest, StderrWithInvalidOrCutUtf8GivesAValidErrorMessage) {
+  CreateJob("etl", {{"ExecutionProperty", {{"MaxConcurrentRuns", 2}}}});
+  std::string bad = Start("etl");
+  std::string long_line = Start("etl");
+  service_->Tick();
+  std::ofstream(logs_->StderrPath(bad)) << "\xff\n";
+  std::string e_acute = "\xc3\xa9";
+  std::string message = "ValueError: x";
+  for (int i = 0; i < 1500; ++i) message += e_acute;
+  std::ofstream(logs_->StderrPath(long_line))
+      << "Traceback (most recent call last):\n  File \"job.py\", line 1, in <module>\n"
+      << message << "\n";
+  launcher_.Exit(1000, 3);
+  launcher_.Exit(1001, 1);
+  service_->Tick();
+
+  Json first = Run("etl", bad);
+  EXPECT_EQ(first["JobRunState"], "FAILED");
+  std::string text = first["ErrorMessage"];
+  EXPECT_TRUE(IsValidUtf8(text));
+  EXPECT_EQ(text, "\xef\xbf\xbd");  // U+FFFD for the lone 0xff
+
+  Json second = Run("etl", long_line);
+  EXPECT_EQ(second["JobRunState"], "FAILED");
+  text = second["ErrorMessage"];
+  EXPECT_TRUE(IsValidUtf8(text));
+  EXPECT_LE(text.size(), 2048u);
+  EXPECT_GE(text.size(), 2047u);
+  EXPECT_EQ(text.find("\xef\xbf\xbd"), std::string::npos);  // cut between characters, not in one
+  EXPECT_EQ(text, message.substr(0, text.size()));
+}
+
+// The stored document of an active run is damaged (not JSON): the run ends in ERROR with a
+// message instead of the ticker throwing, and the other runs go on.
+TEST_F(JobServiceTest, ADamagedRunRecordEndsThatRunInErrorOnTheTicker) {
+  CreateJob("etl", {{"ExecutionProperty", {{"MaxConcurrentRuns", 3}}}});
+  std::string running = Start("etl");
+  service_->Tick();
+  std::string starting = Start("etl");
+  std::string healthy = Start("etl");
+  Corrupt(running, "{\"Id\": \"jr_");
+  Corrupt(starting, "\xff\xfe not json");
+  launcher_.Exit(1000, 0);
+  service_->Tick();
+  for (const std::string& id : {running, starting}) {
+    Json run = ReadStored(id);
+    EXPECT_EQ(run["JobRunState"], "ERROR") << id;
+    EXPECT_NE(run["ErrorMessage"].get<std::string>().find("could not be read"), std::string::npos);
+    EXPECT_EQ(run["Id"], id);
+    EXPECT_EQ(run["JobName"], "etl");
+  }
+  EXPECT_EQ(State("etl", healthy), "RUNNING");
+  EXPECT_TRUE(granted.size() == 1u);  // only the healthy run's credential is left
+}
+
+// The same at a restart: Recover reports the damaged row on its run and starts.
+TEST_F(JobServiceTest, ADamagedRunRecordIsReportedOnItsRunAtRestart) {
+  CreateJob("etl", {{"ExecutionProperty", {{"MaxConcurrentRuns", 4}}}});
+  std::string garbage = Start("etl");
+  std::string wrong_types = Start("etl");
+  std::string unknown_state = Start("etl");
+  std::string fine = Start("etl");
+  service_->Tick();
+  Corrupt(garbage, "]]]");
+  Corrupt(wrong_types, Json{{"Id", wrong_types}, {"JobName", "etl"}, {"JobRunState", "RUNNING"},
+                            {"Timeout", "soon"}, {"Attempt", "x"}, {"_og", {{"pid", "1001"}}}}.dump());
+  Corrupt(unknown_state, Json{{"Id", unknown_state}, {"JobName", "etl"}, {"JobRunState", "DANCING"}}.dump());
+  service_.reset();
+  MakeService();
+  ASSERT_TRUE(service_->Recover().ok());
+  Json run = Run("etl", garbage);
+  EXPECT_EQ(run["JobRunState"], "ERROR");
+  EXPECT_NE(run["ErrorMessage"].get<std::string>().find("could not be read at server start"),
+            std::string::npos);
+  EXPECT_EQ(State("etl", unknown_state), "ERROR");
+  // Parseable but of the wrong types: read with fallbacks; its process (pid "1001" is no pid)
+  // is not found, so it ends as a run lost at the restart, without a crash.
+  EXPECT_EQ(State("etl", wrong_types), "FAILED");
+  EXPECT_EQ(State("etl", fine), "RUNNING");
+  service_->Tick();
+  EXPECT_EQ(State("etl", fine), "RUNNING");
+}
+
+class ThrowingLauncher : public FakeLauncher {
+ public:
+  ProcessStatus Check(int pid, const std::string& path) override {
+    if (pid == throw_for) throw std::runtime_error("check failed \xff");
+    return FakeLauncher::Check(pid, path);
+  }
+  int throw_for = -1;
+};
+
+// Nothing thrown while supervising one run ends the ticker (the server): that run is ended
+// FAILED with a message, the others go on.
+TEST_F(JobServiceTest, AnExceptionWhileSupervisingARunFailsThatRunOnly) {
+  ThrowingLauncher launcher;
+  JobServiceOptions options;
+  options.data_dir = dir_;
+  auto made = JobService::Make(store_.get(), &clock_, &random_, &launcher, logs_.get(),
+                               RunCredentials{}, options);
+  ASSERT_TRUE(made.ok());
+  service_ = std::move(*made);
+  CreateJob("etl", {{"ExecutionProperty", {{"MaxConcurrentRuns", 2}}}});
+  std::string bad = Start("etl");
+  std::string good = Start("etl");
+  service_->Tick();
+  launcher.throw_for = 1000;
+  EXPECT_NO_THROW(service_->Tick());
+  Json run = Run("etl", bad);
+  EXPECT_EQ(run["JobRunState"], "FAILED");
+  EXPECT_TRUE(IsValidUtf8(run["ErrorMessage"].get<std::string>()));
+  EXPECT_NE(run["ErrorMessage"].get<std::string>().find("internal error"), std::string::npos);
+  EXPECT_EQ(State("etl", good), "RUNNING");
+  launcher.Exit(1001, 0);
+  service_->Tick();
+  EXPECT_EQ(State("etl", good), "SUCCEEDED");
+}
+
+TEST_F(JobServiceTest, RunIdsAndCredentialsComeFromTheInjectedRandom) {
+  CreateJob("etl");
+  std::string id = Start("etl");
+  SeededRandom same{42};
+  EXPECT_EQ(id, "jr_" + same.FromAlphabet("0123456789abcdef", 64));
+  service_->Tick();
+  ASSERT_EQ(launcher_.launched.size(), 1u);
+  std::string key_env = "AWS_ACCESS_KEY_ID=OGRUN" + same.FromAlphabet("0123456789abcdef", 15);
+  const auto& env = launcher_.launched[0].env;
+  EXPECT_NE(std::find(env.begin(), env.end(), key_env), env.end());
+}
+
+TEST(JobRunStateTest, NamesRoundTripAndOnlyFourAreActive) {
+  int active = 0;
+  for (JobRunState state :
+       {JobRunState::kStarting, JobRunState::kRunning, JobRunState::kStopping,
+        JobRunState::kStopped, JobRunState::kSucceeded, JobRunState::kFailed,
+        JobRunState::kTimeout, JobRunState::kError, JobRunState::kWaiting, JobRunState::kExpired}) {
+    auto parsed = ParseJobRunState(JobRunStateName(state));
+    ASSERT_TRUE(parsed.has_value());
+    EXPECT_EQ(*parsed, state);
+    active += IsActive(state);
+  }
+  EXPECT_EQ(active, 4);
+  EXPECT_EQ(JobRunStateName(JobRunState::kSucceeded), "SUCCEEDED");
+  EXPECT_FALSE(ParseJobRunState("succeeded").has_value());
+  EXPECT_FALSE(ParseJobRunState("").has_value());
+}
+
+// A launcher whose Launch blocks until released: the ticker is in the middle of I/O.
+class BlockingLauncher : public FakeLauncher {
+ public:
+  Result<int> Launch(const LaunchSpec& spec) override {
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      entered = true;
+      cv.notify_all();
+      cv.wait(lock, [this] { return released; });
+    }
+    std::lock_guard<std::mutex> lock(fake_mu);
+    return FakeLauncher::Launch(spec);
+  }
+  ProcessStatus Check(int pid, const std::string& path) override {
+    std::lock_guard<std::mutex> lock(fake_mu);
+    return FakeLauncher::Check(pid, path);
+  }
+  Status SignalGroup(int pgid, int signal) override {
+    std::lock_guard<std::mutex> lock(fake_mu);
+    return FakeLauncher::SignalGroup(pgid, signal);
+  }
+  void WaitEntered() {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [this] { return entered; });
+  }
+  void Release() {
+    std::lock_guard<std::mutex> lock(mu);
+    released = true;
+    cv.notify_all();
+  }
+  std::mutex mu, fake_mu;
+  std::condition_variable cv;
+  bool entered = false, released = false;
+};
+
+// Issue 7: the ticker used to hold the service's lock while spawning, committing and draining
+// logs, so StartJobRun, GetJobRun and BatchStopJobRun waited on a slow launch. Now they do not.
+TEST_F(JobServiceTest, RequestsDoNotWaitForTheTickersIo) {
+  BlockingLauncher launcher;
+  JobServiceOptions options;
+  options.data_dir = dir_;
+  auto made = JobService::Make(store_.get(), &clock_, &random_, &launcher, logs_.get(),
+                               RunCredentials{}, options);
+  ASSERT_TRUE(made.ok());
+  service_ = std::move(*made);
+  CreateJob("slow_spawn");
+  CreateJob("other", {{"JobRunQueuingEnabled", true}});
+  std::string slow = Start("slow_spawn");
+  std::thread ticker([this] { service_->Tick(); });
+  launcher.WaitEntered();  // the ticker is inside Launch
+  auto request = std::async(std::launch::async, [this] {
+    std::string a = Start("other");
+    std::string b = Start("other");  // queued behind a
+    auto stopped = service_->BatchStopJobRun(Json{{"JobName", "other"}, {"JobRunIds", {b}}});
+    return std::make_pair(a, stopped.ok() ? (*stopped)["SuccessfulSubmissions"].size() : 0u);
+  });
+  bool finished = request.wait_for(std::chrono::seconds(5)) == std::future_status::ready;
+  launcher.Release();
+  ticker.join();
+  ASSERT_TRUE(finished) << "StartJobRun / BatchStopJobRun waited for the ticker's launch";
+  auto [a, stopped] = request.get();
+  EXPECT_EQ(stopped, 1u);
+  EXPECT_EQ(State("other", a), "STARTING");
+  EXPECT_EQ(State("slow_spawn", slow), "RUNNING");
+  service_->Tick();
+  EXPECT_EQ(State("other", a), "RUNNING");
+}
+
+// Many threads start runs of one job at once: exactly MaxConcurrentRuns are accepted without
+// queuing, every one with queuing; no id twice; with the ticker running meanwhile.
+TEST_F(JobServiceTest, ConcurrentStartsRespectTheLimitAndLoseNothing) {
+  BlockingLauncher launcher;
+  launcher.Release();
+  JobServiceOptions options;
+  options.data_dir = dir_;
+  options.tick_interval_ms = 1;
+  auto made = JobService::Make(store_.get(), &clock_, &random_, &launcher, logs_.get(),
+                               RunCredentials{}, options);
+  ASSERT_TRUE(made.ok());
+  service_ = std::move(*made);
+  CreateJob("limited", {{"ExecutionProperty", {{"MaxConcurrentRuns", 5}}}});
+  CreateJob("queued", {{"ExecutionProperty", {{"MaxConcurrentRuns", 3}}}, {"JobRunQueuingEnabled", true}});
+  service_->Start();
+  std::mutex mu;
+  std::vector<std::string> limited_ids, queued_ids;
+  int refused = 0;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 10; ++i) {
+        auto a = service_->StartJobRun(Json{{"JobName", "limited"}});
+        auto b = service_->StartJobRun(Json{{"JobName", "queued"}});
+        std::lock_guard<std::mutex> lock(mu);
+        if (a.ok()) limited_ids.push_back((*a)["JobRunId"]);
+        else if (a.status().code() == StatusCode::kConcurrentRunsExceeded) ++refused;
+        if (b.ok()) queued_ids.push_back((*b)["JobRunId"]);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  service_->Stop();
+  service_->Tick();  // whatever the background ticker had not reached yet
+  service_->Tick();
+  EXPECT_EQ(limited_ids.size(), 5u);
+  EXPECT_EQ(refused, 75);
+  EXPECT_EQ(queued_ids.size(), 80u);
+  std::set<std::string> distinct(queued_ids.begin(), queued_ids.end());
+  EXPECT_EQ(distinct.size(), 80u);
+  // Nothing finishes (the fake processes never exit): exactly 3 of the queued job run.
+  int running = 0, waiting = 0;
+  for (const std::string& id : queued_ids) {
+    std::string state = State("queued", id);
+    running += state == "RUNNING";
+    waiting += state == "WAITING";
+  }
+  EXPECT_EQ(running, 3);
+  EXPECT_EQ(waiting, 77);
+  auto runs = service_->GetJobRuns(Json{{"JobName", "queued"}, {"MaxResults", 200}});
+  ASSERT_TRUE(runs.ok());
+  EXPECT_EQ((*runs)["JobRuns"].size(), 80u);
 }
 
 TEST_F(JobServiceTest, DeletedJobKeepsItsRunHistory) {

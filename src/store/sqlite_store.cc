@@ -2,6 +2,8 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
+#include <thread>
 #include <unordered_map>
 
 namespace openglue::store {
@@ -290,36 +292,104 @@ class SqliteTransaction : public Transaction {
   bool released_ = false;
 };
 
-Result<std::unique_ptr<SqliteStore>> SqliteStore::Make(const std::string& path) {
-  std::unique_ptr<SqliteStore> store(new SqliteStore(path));
+SqliteStore::SqliteStore(std::string path, SqliteStoreOptions options)
+    : path_(std::move(path)), options_(options) {
+  int cores = static_cast<int>(std::thread::hardware_concurrency());
+  max_readers_ = options_.max_readers > 0 ? options_.max_readers : std::max(4, 2 * cores);
+}
+
+Result<std::unique_ptr<SqliteStore>> SqliteStore::Make(const std::string& path,
+                                                       SqliteStoreOptions options) {
+  std::unique_ptr<SqliteStore> store(new SqliteStore(path, options));
   OG_ASSIGN_OR_RETURN(store->writer_, Open(path, /*writer=*/true));
   return store;
 }
 
 SqliteStore::~SqliteStore() {
-  for (sqlite3* db : all_readers_) Close(db);
+  // Every transaction has ended (they borrow the store), so every reader is idle.
+  std::vector<IdleReader> idle;
+  {
+    MutexLock lock(&pool_mutex_);
+    idle.swap(idle_readers_);
+  }
+  for (const IdleReader& reader : idle) Close(reader.db);
   if (writer_) Close(writer_);
 }
 
-sqlite3* SqliteStore::AcquireReader() {
+std::vector<sqlite3*> SqliteStore::TakeExpiredReaders() {
+  std::vector<sqlite3*> expired;
+  auto now = std::chrono::steady_clock::now();
+  // Oldest first: the front of the vector has been idle longest.
+  size_t n = 0;
+  while (n < idle_readers_.size() && now - idle_readers_[n].since >= options_.reader_idle) {
+    expired.push_back(idle_readers_[n].db);
+    ++n;
+  }
+  idle_readers_.erase(idle_readers_.begin(), idle_readers_.begin() + static_cast<long>(n));
+  open_readers_ -= static_cast<int>(n);
+  return expired;
+}
+
+Result<sqlite3*> SqliteStore::AcquireReader() {
+  std::vector<sqlite3*> expired;
+  sqlite3* reused = nullptr;
+  bool open_new = false;
   {
-    std::lock_guard<std::mutex> lock(pool_mutex_);
-    if (!idle_readers_.empty()) {
-      sqlite3* db = idle_readers_.back();
-      idle_readers_.pop_back();
-      return db;
+    MutexLock lock(&pool_mutex_);
+    expired = TakeExpiredReaders();
+    auto deadline = std::chrono::steady_clock::now() + options_.reader_wait;
+    while (true) {
+      if (!idle_readers_.empty()) {
+        reused = idle_readers_.back().db;  // the warmest cache
+        idle_readers_.pop_back();
+        break;
+      }
+      if (open_readers_ < max_readers_) {
+        ++open_readers_;  // reserved; opened outside the lock
+        open_new = true;
+        break;
+      }
+      auto now = std::chrono::steady_clock::now();
+      if (now >= deadline) break;
+      reader_released_.WaitFor(&pool_mutex_, deadline - now);
     }
   }
+  for (sqlite3* db : expired) Close(db);
+  if (reused) return reused;
+  if (!open_new)
+    return Status(StatusCode::kOperationTimeout,
+                  "all " + std::to_string(max_readers_) + " metadata store readers are busy");
   auto opened = Open(path_, /*writer=*/false);
-  if (!opened.ok()) return nullptr;
-  std::lock_guard<std::mutex> lock(pool_mutex_);
-  all_readers_.push_back(*opened);
+  if (!opened.ok()) {
+    MutexLock lock(&pool_mutex_);
+    --open_readers_;
+    reader_released_.Signal();
+    return opened.status();
+  }
   return *opened;
 }
 
 void SqliteStore::ReleaseReader(sqlite3* db) {
-  std::lock_guard<std::mutex> lock(pool_mutex_);
-  idle_readers_.push_back(db);
+  std::vector<sqlite3*> expired;
+  {
+    MutexLock lock(&pool_mutex_);
+    idle_readers_.push_back({db, std::chrono::steady_clock::now()});
+    expired = TakeExpiredReaders();
+    reader_released_.Signal();
+  }
+  for (sqlite3* reader : expired) Close(reader);
+}
+
+int SqliteStore::open_readers() {
+  std::vector<sqlite3*> expired;
+  int open;
+  {
+    MutexLock lock(&pool_mutex_);
+    expired = TakeExpiredReaders();
+    open = open_readers_;
+  }
+  for (sqlite3* db : expired) Close(db);
+  return open;
 }
 
 Result<std::unique_ptr<Transaction>> SqliteStore::BeginWrite() {
@@ -330,8 +400,7 @@ Result<std::unique_ptr<Transaction>> SqliteStore::BeginWrite() {
 }
 
 Result<std::unique_ptr<Transaction>> SqliteStore::BeginRead() {
-  sqlite3* db = AcquireReader();
-  if (!db) return Status::Internal("cannot open a reader connection to " + path_);
+  OG_ASSIGN_OR_RETURN(sqlite3* db, AcquireReader());
   auto txn = std::make_unique<SqliteTransaction>(this, db, /*writer=*/false);
   OG_RETURN_NOT_OK(txn->Begin());
   return std::unique_ptr<Transaction>(std::move(txn));

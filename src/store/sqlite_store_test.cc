@@ -1,4 +1,5 @@
 #include "store/sqlite_store.h"
+#include "store/metadata_store_conformance.h"
 
 #include <gtest/gtest.h>
 
@@ -176,6 +177,112 @@ TEST_F(SqliteStoreTest, OpeningAnUnwritablePathFailsCleanly) {
   EXPECT_FALSE(made.ok());
   EXPECT_EQ(made.status().code(), StatusCode::kInvalidInput);
 }
+
+// --- The reader pool is bounded and shrinks (issue 7) ---------------------------------------
+
+class SqliteReaderPoolTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/og-pool-XXXXXX";
+    dir_ = mkdtemp(pattern);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::unique_ptr<SqliteStore> Make(SqliteStoreOptions options) {
+    auto made = SqliteStore::Make(dir_ + "/catalog.db", options);
+    EXPECT_TRUE(made.ok());
+    return made.ok() ? std::move(*made) : nullptr;
+  }
+  std::string dir_;
+};
+
+TEST_F(SqliteReaderPoolTest, ReadersNeverExceedTheCapAndAWaitingReadGetsAReleasedOne) {
+  SqliteStoreOptions options;
+  options.max_readers = 2;
+  options.reader_wait = std::chrono::milliseconds(200);
+  auto store = Make(options);
+  ASSERT_TRUE(store);
+  EXPECT_EQ(store->max_readers(), 2);
+  auto a = store->BeginRead();
+  auto b = store->BeginRead();
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(store->open_readers(), 2);
+  // A third read waits, then times out: no third connection is opened.
+  auto started = std::chrono::steady_clock::now();
+  auto c = store->BeginRead();
+  EXPECT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kOperationTimeout);
+  EXPECT_GE(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(150));
+  EXPECT_EQ(store->open_readers(), 2);
+  // A read waiting (up to 200 ms) while another ends gets the released connection.
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    a->reset();
+  });
+  auto d = store->BeginRead();
+  releaser.join();
+  EXPECT_TRUE(d.ok());
+  EXPECT_EQ(store->open_readers(), 2);
+}
+
+TEST_F(SqliteReaderPoolTest, ManyConcurrentReadsStayWithinTheCap) {
+  SqliteStoreOptions options;
+  options.max_readers = 3;
+  auto store = Make(options);
+  ASSERT_TRUE(store);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 16; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 50; ++i) {
+        auto read = store->BeginRead();
+        if (!read.ok() || !(*read)->Get("t", "x").ok()) ++failures;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_LE(store->open_readers(), 3);
+}
+
+TEST_F(SqliteReaderPoolTest, IdleReadersAreClosed) {
+  SqliteStoreOptions options;
+  options.max_readers = 8;
+  options.reader_idle = std::chrono::milliseconds(100);
+  auto store = Make(options);
+  ASSERT_TRUE(store);
+  {
+    std::vector<std::unique_ptr<Transaction>> reads;
+    for (int i = 0; i < 8; ++i) {
+      auto read = store->BeginRead();
+      ASSERT_TRUE(read.ok());
+      reads.push_back(std::move(*read));
+    }
+    EXPECT_EQ(store->open_readers(), 8);
+  }
+  EXPECT_EQ(store->open_readers(), 8);  // just released: still warm
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  EXPECT_EQ(store->open_readers(), 0);
+  auto read = store->BeginRead();
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(store->open_readers(), 1);
+}
+
+TEST_F(SqliteReaderPoolTest, DefaultCapIsASmallMultipleOfCores) {
+  auto store = Make({});
+  ASSERT_TRUE(store);
+  int cores = static_cast<int>(std::thread::hardware_concurrency());
+  EXPECT_EQ(store->max_readers(), std::max(4, 2 * cores));
+}
+
+// The MetadataStore conformance suite (store/metadata_store_conformance.h) on SQLite.
+INSTANTIATE_TEST_SUITE_P(
+    Sqlite, MetadataStoreConformance,
+    ::testing::Values(MetadataStoreFactory{
+        "sqlite", [](const std::string& dir) -> Result<std::unique_ptr<MetadataStore>> {
+          OG_ASSIGN_OR_RETURN(auto store, SqliteStore::Make(dir + "/catalog.db"));
+          return std::unique_ptr<MetadataStore>(std::move(store));
+        }}),
+    [](const ::testing::TestParamInfo<MetadataStoreFactory>& info) { return info.param.name; });
 
 }  // namespace
 }  // namespace openglue::store
