@@ -66,47 +66,10 @@ Usage: openglue serve [options]
 
 Options (each also settable in the config file as `key = value` and in the environment as
 OPENGLUE_<KEY>; flags win over the environment, which wins over the file):
-  --config FILE                 config file (env OPENGLUE_CONFIG)
-  --host ADDR                   listen address            [127.0.0.1]
-  --port N                      listen port, 0 = any free [4690]
-  --data-dir DIR                where everything is kept  [./openglue-data]
-  --access-key-id ID            accepted SigV4 access key [test]
-                                Its secret is never a flag (command lines are readable by
-                                every process): `secret_access_key = ...` in the config file
-                                or OPENGLUE_SECRET_ACCESS_KEY [test]
-  --region NAME                 region in ARNs            [us-east-1]
-  --account-id ID               default CatalogId         [000000000000]
-  --log-level LEVEL             debug|info|warn|error     [info]
-  --max-clock-skew-seconds N    allowed request clock skew[900]
-  --http-threads N              threads that handle requests (connections are served by
-                                one event loop, however many there are) [64]
-  --http-header-timeout-seconds N   time to send a request's headers, from the first byte [10]
-  --http-body-timeout-seconds N     time to send a request's body once its headers are in [60]
-  --http-keepalive-timeout-seconds N  an idle connection is closed after this [30]
-  --http-max-connections-per-client N  connections from one IP address; at the cap the
-                                oldest idle one is closed, else the new one refused [4096]
-  --http-max-body-bytes N       largest request body accepted [16777216]
-  --auth sigv4|none             request authentication    [sigv4]
-  --port-file FILE              write the bound port here once listening
-  --python PATH                 interpreter for job scripts [python3]
-  --runtime-path DIR            the awsglue runtime, put on job scripts' PYTHONPATH
-                                [the source tree's python/]
-  --max-concurrent-runs N       job runs running at once, server-wide; more wait [16]
-  --log-retention-days N        keep job-run logs this long, 0 = forever [30]
-  --store-max-readers N         metadata store reader connections, 0 = 2 x cores [0]
-  --store-reader-idle-seconds N close a reader idle this long [60]
-  --job-user auto|none|USER     who job processes run as: auto = a distinct unprivileged
-                                uid per run when the server runs as root [auto]
-  --job-uid-base N              auto: the object store's group is gid N, runs get uids
-                                N+1 .. N+job-uid-count [1000000000]
-  --job-uid-count N             [1000000]
+  --config FILE                   config file (env OPENGLUE_CONFIG)
+)";
 
-Config-file only: `role_policy = ROLE: glue:Get*, glue:BatchCreatePartition, logs:*` (repeatable)
-sets what the credentials of runs of jobs with that Role may call; other roles get the default
-(catalog reads and writes, no DeleteDatabase, no job/trigger/crawler administration).
-`server_key` (or OPENGLUE_SERVER_KEY) sets the key run secrets are derived from, else
-<data-dir>/server.key is made on first start.
-  --help                        this text
+const char* kServeUsageEnd = R"(  --help                          this text
 
 Clients: boto3.client("glue", endpoint_url="http://127.0.0.1:4690", region_name="us-east-1",
 aws_access_key_id="test", aws_secret_access_key="test")
@@ -116,11 +79,6 @@ std::vector<std::string> Environment() {
   std::vector<std::string> out;
   for (char** e = environ; e && *e; ++e) out.emplace_back(*e);
   return out;
-}
-
-std::string Upper(std::string s) {
-  for (char& ch : s) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-  return s;
 }
 
 int Fail(const std::string& message) {
@@ -137,7 +95,7 @@ int Serve(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
-      std::cout << kServeUsage;
+      std::cout << kServeUsage << openglue::ConfigHelp() << kServeUsageEnd;
       return 0;
     }
     if (arg.rfind("--", 0) != 0) return Fail("unexpected argument '" + arg + "' (see --help)");
@@ -157,14 +115,12 @@ int Serve(int argc, char** argv) {
       }
       value = argv[++i];
     }
-    std::string normalized = key;
-    for (char& ch : normalized) if (ch == '-') ch = '_';
-    if (normalized == "secret_access_key" || normalized == "credentials" ||
-        normalized == "server_key")
+    const ConfigKey* entry = FindConfigKey(key);
+    if (entry != nullptr && entry->secret)
       return Fail("--" + key + " is refused: a command line is readable by every process on "
-                  "this machine (/proc/<pid>/cmdline). Put `" + normalized + " = ...` in the "
-                  "config file (--config FILE, readable by the server's user only) or set " +
-                  "OPENGLUE_" + Upper(normalized) + " in the server's environment");
+                  "this machine (/proc/<pid>/cmdline). Put `" + std::string(entry->name) +
+                  " = ...` in the config file (--config FILE, readable by the server's user "
+                  "only) or set " + EnvironmentName(*entry) + " in the server's environment");
     if (key == "config") config_file = value;
     else flags.emplace_back(key, value);
   }

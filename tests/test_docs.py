@@ -18,3 +18,17 @@ def test_compatibility_table_lists_the_catalog_as_implemented():
                "SearchTables", "UpdateColumnStatisticsForPartition", "TagResource"):
         assert f"| {op} | implemented |" in text
     assert "| StartCrawler | not yet |" in text
+
+
+def test_configuration_page_lists_every_key_of_serve_help():
+    """docs/configuration.md lists each key `openglue serve --help` prints (the help is generated
+    from the one table of keys, src/common/config.cc), with its environment name and flag."""
+    import re
+    help_text = subprocess.run([BIN, "serve", "--help"], capture_output=True, text=True,
+                               timeout=30).stdout
+    envs = re.findall(r"env (OPENGLUE_[A-Z0-9_]+), file `([a-z0-9_]+) = \.\.\.`", help_text)
+    assert len(envs) >= 10, help_text
+    page = open(os.path.join(ROOT, "docs", "configuration.md")).read()
+    for env, key in envs:
+        flag = "--" + key.replace("_", "-")
+        assert f"| `{key}` | `{env}` | `{flag}` |" in page, f"docs/configuration.md lacks {key}"

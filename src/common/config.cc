@@ -1,10 +1,13 @@
 #include "common/config.h"
 
-#include <algorithm>
 #include <fstream>
-#include <iterator>
+#include <sstream>
 
 #include "common/strings.h"
+
+#ifndef OPENGLUE_DEFAULT_PYTHON
+#define OPENGLUE_DEFAULT_PYTHON "python3"
+#endif
 
 namespace openglue {
 namespace {
@@ -23,18 +26,59 @@ Status ParseInt(const std::string& key, const std::string& value, int min, int m
   }
 }
 
-// The keys ApplyEnvironment takes from OPENGLUE_<KEY> variables (config.h's table).
-const char* const kEnvironmentKeys[] = {
-    "host", "port", "data_dir", "access_key_id", "secret_access_key", "credentials", "region",
-    "account_id", "log_level", "max_clock_skew_seconds", "http_threads", "http_header_timeout_seconds",
-    "http_body_timeout_seconds", "http_keepalive_timeout_seconds",
-    "http_max_connections_per_client", "http_max_body_bytes", "auth", "port_file",
-    "python", "runtime_path", "max_concurrent_runs", "log_retention_days", "store_max_readers",
-    "store_reader_idle_seconds", "job_user", "job_uid_base", "job_uid_count", "server_key"};
+// Setter builders, so that most table entries are one line.
+template <std::string ServerConfig::*field>
+Status SetString(ServerConfig* config, const std::string& value) {
+  config->*field = value;
+  return Status::OK();
+}
+
+// The key's name for messages is looked up by field, so the entry need not repeat it.
+const char* NameOf(Status (*set)(ServerConfig*, const std::string&));
+
+template <int ServerConfig::*field, int kMin, int kMax>
+Status SetInt(ServerConfig* config, const std::string& value) {
+  return ParseInt(NameOf(&SetInt<field, kMin, kMax>), value, kMin, kMax, &(config->*field));
+}
+
+Status SetAccessKeyId(ServerConfig* config, const std::string& value) {
+  std::string secret = config->credentials.empty() ? "" : config->credentials.begin()->second;
+  config->credentials.clear();
+  config->credentials[value] = secret;
+  return Status::OK();
+}
+
+Status SetSecretAccessKey(ServerConfig* config, const std::string& value) {
+  std::string id = config->credentials.empty() ? "test" : config->credentials.begin()->first;
+  config->credentials.clear();
+  config->credentials[id] = value;
+  return Status::OK();
+}
+
+Status AddCredentials(ServerConfig* config, const std::string& value) {
+  size_t colon = value.find(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == value.size())
+    return Status::InvalidInput("config 'credentials' must be ACCESS_KEY_ID:SECRET");
+  config->credentials[value.substr(0, colon)] = value.substr(colon + 1);
+  return Status::OK();
+}
+
+Status SetLogLevel(ServerConfig* config, const std::string& value) {
+  if (value != "debug" && value != "info" && value != "warn" && value != "error")
+    return Status::InvalidInput("config 'log_level' must be debug, info, warn or error");
+  config->log_level = value;
+  return Status::OK();
+}
+
+Status SetAuth(ServerConfig* config, const std::string& value) {
+  if (value == "sigv4") config->require_auth = true;
+  else if (value == "none") config->require_auth = false;
+  else return Status::InvalidInput("config 'auth' must be sigv4 or none");
+  return Status::OK();
+}
 
 // "RoleName: pattern, pattern": the role ends at the first ':' (IAM role names hold no ':').
-Status ParseRolePolicy(const std::string& value,
-                       std::map<std::string, std::vector<std::string>>* policies) {
+Status AddRolePolicy(ServerConfig* config, const std::string& value) {
   size_t colon = value.find(':');
   std::string role = colon == std::string::npos ? "" : Trim(value.substr(0, colon));
   if (role.empty())
@@ -52,80 +96,190 @@ Status ParseRolePolicy(const std::string& value,
   }
   if (patterns.empty())
     return Status::InvalidInput("config 'role_policy' for role '" + role + "' lists no actions");
-  auto& list = (*policies)[role];
+  auto& list = config->role_policies[role];
   list.insert(list.end(), patterns.begin(), patterns.end());
   return Status::OK();
 }
 
+Status SetJobUser(ServerConfig* config, const std::string& value) {
+  if (value.empty()) return Status::InvalidInput("config 'job_user' must be auto, none or a user name");
+  config->job_user = value;
+  return Status::OK();
+}
+
+Status CheckJobUids(const ServerConfig& config) {
+  if (config.job_uid_base + config.job_uid_count > 4294967294LL)
+    return Status::InvalidInput("config 'job_uid_base' + 'job_uid_count' must stay below 2^32 - 1");
+  return Status::OK();
+}
+
+Status SetJobUidBase(ServerConfig* config, const std::string& value) {
+  int v = 0;
+  OG_RETURN_NOT_OK(ParseInt("job_uid_base", value, 1, 2000000000, &v));
+  config->job_uid_base = v;
+  return CheckJobUids(*config);
+}
+
+Status SetJobUidCount(ServerConfig* config, const std::string& value) {
+  int v = 0;
+  OG_RETURN_NOT_OK(ParseInt("job_uid_count", value, 1, 2000000000, &v));
+  config->job_uid_count = v;
+  return CheckJobUids(*config);
+}
+
+Status SetServerKey(ServerConfig* config, const std::string& value) {
+  if (value.size() < 32)
+    return Status::InvalidInput("config 'server_key' must be at least 32 characters");
+  config->server_key = value;
+  return Status::OK();
+}
+
+using S = ServerConfig;
+
+// THE list of configuration keys. One entry per key:
+//   {name, value placeholder, default (nullptr = none), help, setter}
+// The file key is `name`, the environment variable OPENGLUE_<NAME>, the flag --<name-with-dashes>.
+// A function-local static: safe to use from other translation units' static initializers.
+const std::vector<ConfigKey>& Table() {
+  static const std::vector<ConfigKey> kConfigKeys = {
+    {"host", "ADDR", "127.0.0.1", "listen address", SetString<&S::host>},
+    {"port", "N", "4690", "listen port, 0 = any free", SetInt<&S::port, 0, 65535>},
+    {"data_dir", "DIR", "./openglue-data", "where everything is kept", SetString<&S::data_dir>},
+    {"access_key_id", "ID", "test", "accepted SigV4 access key", SetAccessKeyId},
+    {"secret_access_key", "SECRET", "test", "its secret", SetSecretAccessKey, kSecret},
+    {"credentials", "ID:SECRET", nullptr,
+     "one more accepted key pair (repeat the line in the config file)", AddCredentials, kSecret},
+    {"region", "NAME", "us-east-1", "region in ARNs", SetString<&S::region>},
+    {"account_id", "ID", "000000000000", "default CatalogId", SetString<&S::account_id>},
+    {"log_level", "LEVEL", "info", "debug|info|warn|error", SetLogLevel},
+    {"max_clock_skew_seconds", "N", "900", "allowed request clock skew",
+     SetInt<&S::max_clock_skew_seconds, 1, 7 * 24 * 3600>},
+    {"http_threads", "N", "64",
+     "threads that handle requests (connections are served by\n"
+     "one event loop, however many there are)", SetInt<&S::http_threads, 2, 4096>},
+    {"http_header_timeout_seconds", "N", "10", "time to send a request's headers, from the first byte",
+     SetInt<&S::http_header_timeout_seconds, 1, 3600>},
+    {"http_body_timeout_seconds", "N", "60", "time to send a request's body once its headers are in",
+     SetInt<&S::http_body_timeout_seconds, 1, 3600>},
+    {"http_keepalive_timeout_seconds", "N", "30", "an idle connection is closed after this",
+     SetInt<&S::http_keepalive_timeout_seconds, 1, 3600>},
+    {"http_max_connections_per_client", "N", "4096",
+     "connections from one IP address; at the cap the\n"
+     "oldest idle one is closed, else the new one refused",
+     SetInt<&S::http_max_connections_per_client, 1, 1 << 20>},
+    {"http_max_body_bytes", "N", "16777216", "largest request body accepted",
+     SetInt<&S::http_max_body_bytes, 1024, 1 << 30>},
+    {"auth", "sigv4|none", "sigv4", "request authentication", SetAuth},
+    {"port_file", "FILE", nullptr, "write the bound port here once listening",
+     SetString<&S::port_file>},
+    {"python", "PATH", OPENGLUE_DEFAULT_PYTHON, "interpreter for job scripts",
+     SetString<&S::python>},
+    {"runtime_path", "DIR", nullptr,
+     "the awsglue runtime, put on job scripts' PYTHONPATH\n"
+     "[default: the source tree's python/]", SetString<&S::runtime_path>},
+    {"max_concurrent_runs", "N", "16", "job runs running at once, server-wide; more wait",
+     SetInt<&S::max_concurrent_runs, 1, 10000>},
+    {"log_retention_days", "N", "30", "keep job-run logs this long, 0 = forever",
+     SetInt<&S::log_retention_days, 0, 36500>},
+    {"store_max_readers", "N", "0", "metadata store reader connections, 0 = 2 x cores",
+     SetInt<&S::store_max_readers, 0, 1024>},
+    {"store_reader_idle_seconds", "N", "60", "close a reader idle this long",
+     SetInt<&S::store_reader_idle_seconds, 0, 24 * 3600>},
+    {"role_policy", "ROLE:ACTIONS", nullptr,
+     "what run credentials of jobs with ROLE may call, as IAM action\n"
+     "patterns: `Role: glue:Get*, logs:*` (repeat the line per role);\n"
+     "other roles get the default run policy (docs/security.md)", AddRolePolicy},
+    {"job_user", "auto|none|USER", "auto",
+     "who job processes run as: auto = a distinct unprivileged uid\n"
+     "per run when the server runs as root", SetJobUser},
+    {"job_uid_base", "N", "1000000000",
+     "auto: the object store's group is gid N, runs get uids\n"
+     "N+1 .. N+job_uid_count", SetJobUidBase},
+    {"job_uid_count", "N", "1000000", "how many run uids job_user=auto cycles through",
+     SetJobUidCount},
+    {"server_key", "KEY", nullptr,
+     "key run secrets are derived from, 32+ characters\n"
+     "[default: <data_dir>/server.key, made on first start]", SetServerKey, kSecret},
+  };
+  return kConfigKeys;
+}
+
+const char* NameOf(Status (*set)(ServerConfig*, const std::string&)) {
+  for (const ConfigKey& key : Table())
+    if (key.set == set) return key.name;
+  return "?";
+}
+
+std::string Normalize(const std::string& key) {
+  std::string out = key;
+  for (char& c : out) if (c == '-') c = '_';
+  return out;
+}
+
 }  // namespace
 
-Status ServerConfig::Set(const std::string& raw_key, const std::string& value) {
-  std::string key = raw_key;
-  for (char& c : key) if (c == '-') c = '_';
-  if (key == "host") host = value;
-  else if (key == "port") return ParseInt(key, value, 0, 65535, &port);
-  else if (key == "data_dir") data_dir = value;
-  else if (key == "access_key_id") {
-    std::string secret = credentials.empty() ? "" : credentials.begin()->second;
-    credentials.clear();
-    credentials[value] = secret;
-  } else if (key == "secret_access_key") {
-    std::string id = credentials.empty() ? "test" : credentials.begin()->first;
-    credentials.clear();
-    credentials[id] = value;
-  } else if (key == "credentials") {
-    size_t colon = value.find(':');
-    if (colon == std::string::npos || colon == 0 || colon + 1 == value.size())
-      return Status::InvalidInput("config 'credentials' must be ACCESS_KEY_ID:SECRET");
-    credentials[value.substr(0, colon)] = value.substr(colon + 1);
-  } else if (key == "region") region = value;
-  else if (key == "account_id") account_id = value;
-  else if (key == "log_level") {
-    if (value != "debug" && value != "info" && value != "warn" && value != "error")
-      return Status::InvalidInput("config 'log_level' must be debug, info, warn or error");
-    log_level = value;
-  } else if (key == "max_clock_skew_seconds") {
-    return ParseInt(key, value, 1, 7 * 24 * 3600, &max_clock_skew_seconds);
-  } else if (key == "http_threads") {
-    return ParseInt(key, value, 2, 4096, &http_threads);
-  } else if (key == "http_header_timeout_seconds") {
-    return ParseInt(key, value, 1, 3600, &http_header_timeout_seconds);
-  } else if (key == "http_body_timeout_seconds") {
-    return ParseInt(key, value, 1, 3600, &http_body_timeout_seconds);
-  } else if (key == "http_keepalive_timeout_seconds") {
-    return ParseInt(key, value, 1, 3600, &http_keepalive_timeout_seconds);
-  } else if (key == "http_max_connections_per_client") {
-    return ParseInt(key, value, 1, 1 << 20, &http_max_connections_per_client);
-  } else if (key == "http_max_body_bytes") {
-    return ParseInt(key, value, 1024, 1 << 30, &http_max_body_bytes);
-  } else if (key == "auth") {
-    if (value == "sigv4") require_auth = true;
-    else if (value == "none") require_auth = false;
-    else return Status::InvalidInput("config 'auth' must be sigv4 or none");
-  } else if (key == "port_file") port_file = value;
-  else if (key == "python") python = value;
-  else if (key == "runtime_path") runtime_path = value;
-  else if (key == "max_concurrent_runs") return ParseInt(key, value, 1, 10000, &max_concurrent_runs);
-  else if (key == "log_retention_days") return ParseInt(key, value, 0, 36500, &log_retention_days);
-  else if (key == "store_max_readers") return ParseInt(key, value, 0, 1024, &store_max_readers);
-  else if (key == "store_reader_idle_seconds")
-    return ParseInt(key, value, 0, 24 * 3600, &store_reader_idle_seconds);
-  else if (key == "role_policy") return ParseRolePolicy(value, &role_policies);
-  else if (key == "job_user") {
-    if (value.empty()) return Status::InvalidInput("config 'job_user' must be auto, none or a user name");
-    job_user = value;
-  } else if (key == "job_uid_base" || key == "job_uid_count") {
-    int v = 0;
-    OG_RETURN_NOT_OK(ParseInt(key, value, 1, 2000000000, &v));
-    (key == "job_uid_base" ? job_uid_base : job_uid_count) = v;
-    if (job_uid_base + job_uid_count > 4294967294LL)
-      return Status::InvalidInput("config 'job_uid_base' + 'job_uid_count' must stay below 2^32 - 1");
-  } else if (key == "server_key") {
-    if (value.size() < 32) return Status::InvalidInput("config 'server_key' must be at least 32 characters");
-    server_key = value;
+const std::vector<ConfigKey>& ConfigKeys() { return Table(); }
+
+const ConfigKey* FindConfigKey(const std::string& raw_key) {
+  std::string key = Normalize(raw_key);
+  for (const ConfigKey& entry : Table())
+    if (key == entry.name) return &entry;
+  return nullptr;
+}
+
+std::string EnvironmentName(const ConfigKey& key) {
+  std::string out = "OPENGLUE_";
+  for (const char* c = key.name; *c; ++c) out += static_cast<char>(std::toupper(*c));
+  return out;
+}
+
+std::string FlagName(const ConfigKey& key) {
+  std::string out = "--";
+  for (const char* c = key.name; *c; ++c) out += *c == '_' ? '-' : *c;
+  return out;
+}
+
+std::string ConfigHelp() {
+  std::ostringstream out;
+  constexpr size_t kColumn = 34;
+  for (const ConfigKey& key : Table()) {
+    std::string head = key.secret ? std::string("  (") + key.name + ")"
+                                  : "  " + FlagName(key) + " " + key.value_name;
+    std::string help = key.help;
+    if (key.default_value && *key.default_value) help += std::string(" [") + key.default_value + "]";
+    if (key.secret)
+      help += "\n    (a secret: never a flag; env " + EnvironmentName(key) + " or file `" + key.name +
+              " = ...`)";
+    else
+      help += "\n    (env " + EnvironmentName(key) + ", file `" + key.name + " = ...`)";
+    std::istringstream lines(help);
+    std::string line;
+    bool first = true;
+    while (std::getline(lines, line)) {
+      if (first) {
+        out << head;
+        if (head.size() + 1 < kColumn) out << std::string(kColumn - head.size(), ' ');
+        else out << "\n" << std::string(kColumn, ' ');
+        first = false;
+      } else {
+        out << std::string(kColumn, ' ');
+      }
+      out << line << "\n";
+    }
   }
-  else return Status::InvalidInput("unknown config key '" + raw_key + "'");
-  return Status::OK();
+  return out.str();
+}
+
+ServerConfig::ServerConfig() {
+  for (const ConfigKey& key : Table()) {
+    // Defaults are checked by config_test (each one passes its own setter).
+    if (key.default_value) (void)key.set(this, key.default_value);
+  }
+}
+
+Status ServerConfig::Set(const std::string& raw_key, const std::string& value) {
+  if (const ConfigKey* entry = FindConfigKey(raw_key)) return entry->set(this, value);
+  return Status::InvalidInput("unknown config key '" + raw_key + "'");
 }
 
 Status LoadConfigFile(const std::string& path, ServerConfig* config) {
@@ -148,20 +302,14 @@ Status LoadConfigFile(const std::string& path, ServerConfig* config) {
 }
 
 Status ApplyEnvironment(const std::vector<std::string>& environment, ServerConfig* config) {
-  static const char* kPrefix = "OPENGLUE_";
-  for (const std::string& entry : environment) {
-    if (!StartsWith(entry, kPrefix)) continue;
-    size_t eq = entry.find('=');
-    if (eq == std::string::npos) continue;
-    std::string key = ToLower(entry.substr(9, eq - 9));
-    if (key == "config") continue;  // the file itself is chosen by the caller
-    // Other programs share the OPENGLUE_ prefix (the test suite's OPENGLUE_BIN, the job
-    // runtime's variables): only the server's own keys are applied, the rest are not ours.
-    if (std::find(std::begin(kEnvironmentKeys), std::end(kEnvironmentKeys), key) ==
-        std::end(kEnvironmentKeys))
-      continue;
-    Status st = config->Set(key, entry.substr(eq + 1));
-    if (!st.ok()) return Status::InvalidInput("environment " + entry.substr(0, eq) + ": " + st.message());
+  for (const ConfigKey& key : Table()) {
+    std::string prefix = EnvironmentName(key) + "=";
+    for (const std::string& entry : environment) {
+      if (!StartsWith(entry, prefix)) continue;
+      Status st = key.set(config, entry.substr(prefix.size()));
+      if (!st.ok())
+        return Status::InvalidInput("environment " + EnvironmentName(key) + ": " + st.message());
+    }
   }
   return Status::OK();
 }

@@ -1,0 +1,76 @@
+"""What a fresh install relies on: every third-party import is pinned, and the server's default
+job interpreter is the project's virtual environment."""
+import ast
+import os
+import re
+import subprocess
+import sys
+
+from conftest import BIN, ROOT
+
+# Import name -> distribution name, where they differ.
+DISTRIBUTION = {"yaml": "pyyaml", "dateutil": "python-dateutil"}
+
+
+def pinned(path):
+    names = set()
+    for line in open(path):
+        m = re.match(r"\s*([A-Za-z0-9_.\-]+)(\[[^\]]*\])?\s*==", line)
+        if m:
+            names.add(m.group(1).lower().replace("_", "-"))
+    return names
+
+
+def third_party_imports(folder):
+    """Top-level modules imported by the .py files under folder, minus the standard library and
+    the project's own modules."""
+    own = {"awsglue", "conftest", "jobkit", "wire", "benchlib"}
+    for root, _, files in os.walk(folder):
+        own.update(f[:-3] for f in files if f.endswith(".py"))
+    found = {}
+    for root, _, files in os.walk(folder):
+        for name in files:
+            if not name.endswith(".py"):
+                continue
+            path = os.path.join(root, name)
+            tree = ast.parse(open(path, encoding="utf-8").read(), path)
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    modules = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    modules = [node.module]
+                else:
+                    continue
+                for module in modules:
+                    top = module.split(".")[0]
+                    if top not in sys.stdlib_module_names and top not in own:
+                        found.setdefault(top, path)
+    return found
+
+
+def test_every_third_party_import_is_pinned():
+    requirements = pinned(os.path.join(ROOT, "requirements.txt"))
+    for folder in ("tests", "python", "examples", "tools", "cmake"):
+        for module, path in third_party_imports(os.path.join(ROOT, folder)).items():
+            dist = DISTRIBUTION.get(module, module).lower().replace("_", "-")
+            assert dist in requirements, f"{path} imports {module}: not pinned in requirements.txt"
+    bench = requirements | pinned(os.path.join(ROOT, "bench", "requirements.txt"))
+    for module, path in third_party_imports(os.path.join(ROOT, "bench")).items():
+        dist = DISTRIBUTION.get(module, module).lower().replace("_", "-")
+        assert dist in bench, f"{path} imports {module}: not pinned in bench/requirements.txt"
+
+
+def test_default_job_interpreter_is_the_build_python():
+    help_text = subprocess.run([BIN, "serve", "--help"], capture_output=True, text=True,
+                               timeout=30).stdout
+    m = re.search(r"--python PATH\s+interpreter for job scripts \[([^\]]+)\]", help_text)
+    assert m, help_text
+    default = m.group(1)
+    assert os.path.isabs(default) and os.access(default, os.X_OK), default
+    venv = os.environ.get("VIRTUAL_ENV")  # `make test` runs in the project's .venv
+    if venv and os.path.realpath(venv) == os.path.realpath(os.path.join(ROOT, ".venv")):
+        assert default == os.path.join(venv, "bin", "python3")
+        # Nothing is installed into the system Python: the venv is a real one.
+        out = subprocess.run([default, "-c", "import sys, boto3; print(sys.prefix != sys.base_prefix)"],
+                             capture_output=True, text=True, timeout=60).stdout.strip()
+        assert out == "True"
