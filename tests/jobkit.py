@@ -5,6 +5,7 @@ Job scripts are written into the server's embedded object store (`s3://bucket/ke
 """
 import os
 import signal
+import socket
 import textwrap
 import time
 import uuid
@@ -159,3 +160,30 @@ def kill_group(pgid):
         os.killpg(pgid, signal.SIGKILL)
     except ProcessLookupError:
         pass
+
+
+def rss_kib(pid):
+    """The resident memory of process `pid` in KiB (VmRSS)."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture()
+def srv(fresh_server):
+    """The test's own server, restartable on the same port (runs call back to the endpoint
+    they were started with). Import this fixture into a test module."""
+    port = free_port()
+    fresh_server.stop()
+    fresh_server.extra_args = ["--port", str(port)]
+    fresh_server.start()
+    assert fresh_server.port == port
+    yield fresh_server

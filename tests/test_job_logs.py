@@ -6,7 +6,7 @@ import time
 import pytest
 
 from conftest import raises_glue
-from jobkit import (ERROR, OUTPUT, JobKit, kit, log_messages, unique,  # noqa: F401
+from jobkit import (ERROR, OUTPUT, JobKit, kit, log_messages, rss_kib, unique,  # noqa: F401
                     wait_for, wait_run)
 
 
@@ -181,14 +181,6 @@ def test_aws_cli_reads_the_logs(kit, glue, server, tmp_path, aws_cli):
     streams = aws("describe-log-streams", "--log-group-name", OUTPUT,
                   "--log-stream-name-prefix", run["Id"])
     assert [s["logStreamName"] for s in streams["logStreams"]] == [run["Id"]]
-
-
-def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    raise AssertionError("no VmRSS")
 
 
 def test_fifty_megabytes_of_output_keep_the_server_small(fresh_server):

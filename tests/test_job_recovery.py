@@ -2,7 +2,6 @@
 while it is down, queued runs, and DeleteJob keeping finished runs readable. See docs/jobs.md
 ("Restarts")."""
 import os
-import socket
 import time
 
 import pytest
@@ -10,24 +9,7 @@ import pytest
 from conftest import open_to_job_users, raises_glue
 from jobkit import (OUTPUT, JobKit, kill_group, log_messages, process_alive, unique, wait_file,
                     wait_for, wait_gone, wait_run)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture()
-def srv(fresh_server):
-    """The test's own server, restartable on the same port (runs call back to the endpoint
-    they were started with)."""
-    port = free_port()
-    fresh_server.stop()
-    fresh_server.extra_args = ["--port", str(port)]
-    fresh_server.start()
-    assert fresh_server.port == port
-    yield fresh_server
+from jobkit import srv  # noqa: F401  (a fixture)
 
 
 @pytest.fixture()

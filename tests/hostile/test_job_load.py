@@ -14,7 +14,7 @@ import botocore.exceptions
 import pytest
 
 from conftest import REGION
-from jobkit import OUTPUT, TERMINAL, JobKit, wait_for
+from jobkit import OUTPUT, TERMINAL, JobKit, rss_kib, wait_for
 
 BURST = 300
 OUTPUT_MB = int(os.environ.get("OPENGLUE_HOSTILE_OUTPUT_MB", "1300"))
@@ -137,14 +137,6 @@ def test_a_burst_with_queuing_runs_every_run_once_within_the_limit(fresh_server,
         assert fresh_server.proc.poll() is None
     finally:
         kit.close()
-
-
-def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    raise AssertionError("no VmRSS")
 
 
 def test_a_job_writing_gigabytes_of_output_completes_and_the_server_stays_small(fresh_server):

@@ -4,12 +4,11 @@ thread's SaveRun threw) and crash-loop it on every restart. The run must end FAI
 valid UTF-8 ErrorMessage, the server must stay up, and restarts must come up.
 
 Talks to a server of its own on 127.0.0.1; every wait is bounded."""
-import socket
 import time
 
 import pytest
 
-from jobkit import JobKit, wait_for, wait_run
+from jobkit import JobKit, srv, wait_for, wait_run  # noqa: F401  (srv is a fixture)
 
 # The exception line is 2 + 1500 * 2 bytes + the type: longer than the 2,048 bytes kept, and
 # the cut falls inside a two-byte character unless it is made on a character boundary.
@@ -32,22 +31,6 @@ sys.stderr.buffer.write(b"Error: caf\xc3 \xed\xa0\x80 \xf8\x88\x80\x80\x80 \xe9\
 sys.stderr.flush()
 sys.exit(4)
 '''
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture()
-def srv(fresh_server):
-    """The test's own server, restartable on the same port (runs call back to it)."""
-    port = free_port()
-    fresh_server.stop()
-    fresh_server.extra_args = ["--port", str(port)]
-    fresh_server.start()
-    yield fresh_server
 
 
 def valid_utf8(text):

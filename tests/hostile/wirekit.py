@@ -6,6 +6,7 @@ import resource
 import socket
 import time
 
+from jobkit import rss_kib  # noqa: F401  (re-exported for the wire tests)
 from wire import CONTENT_TYPE, encode, signed_headers
 
 
@@ -15,14 +16,6 @@ def raise_fd_limit():
     if soft < hard:
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-
-
-def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    raise RuntimeError("no VmRSS")
 
 
 def connect(port, timeout=10):
