@@ -577,7 +577,7 @@ SigV4Verifier::SigV4Verifier(std::map<std::string, std::string> credentials, con
 Result<SigV4Verifier::KeyBytes> SigV4Verifier::SigningKey(const CacheKey& scope,
                                                           std::string_view secret) const {
   {
-    std::lock_guard<std::mutex> lock(cache_mutex_);
+    MutexLock lock(&cache_mutex_);
     auto it = key_cache_.find(scope);
     if (it != key_cache_.end()) return it->second;
   }
@@ -597,7 +597,7 @@ Result<SigV4Verifier::KeyBytes> SigV4Verifier::SigningKey(const CacheKey& scope,
 }
 
 void SigV4Verifier::CacheSigningKey(CacheKey scope, const KeyBytes& key) const {
-  std::lock_guard<std::mutex> lock(cache_mutex_);
+  MutexLock lock(&cache_mutex_);
   if (key_cache_.size() >= kMaxCachedKeys) key_cache_.clear();
   key_cache_.emplace(std::move(scope), key);
 }
@@ -684,7 +684,7 @@ Status SigV4Verifier::Prepare(const HttpRequestView& request, Prepared* out) con
   if (auto configured = credentials_.find(scope.access_key_id); configured != credentials_.end()) {
     out->secret = configured->second;
   } else {
-    std::lock_guard<std::mutex> lock(granted_mutex_);
+    MutexLock lock(&granted_mutex_);
     auto granted = granted_.find(scope.access_key_id);
     if (granted == granted_.end()) {
       return Status(StatusCode::kUnrecognizedClient,
@@ -793,12 +793,12 @@ void SigV4Verifier::RequireSignedHeaders(std::vector<std::string> names) {
 }
 
 void SigV4Verifier::Grant(const std::string& access_key_id, const std::string& secret) {
-  std::lock_guard<std::mutex> lock(granted_mutex_);
+  MutexLock lock(&granted_mutex_);
   granted_[access_key_id] = secret;
 }
 
 void SigV4Verifier::Revoke(const std::string& access_key_id) {
-  std::lock_guard<std::mutex> lock(granted_mutex_);
+  MutexLock lock(&granted_mutex_);
   granted_.erase(access_key_id);
 }
 

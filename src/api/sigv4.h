@@ -26,6 +26,7 @@
 
 #include "common/clock.h"
 #include "common/status.h"
+#include "common/thread_annotations.h"
 
 namespace openglue::api {
 
@@ -114,11 +115,11 @@ class SigV4Verifier {
   const int64_t max_skew_seconds_;
   std::vector<std::string> required_signed_headers_;  // lowercase; set before use
 
-  mutable std::mutex granted_mutex_;
-  std::map<std::string, std::string> granted_;  // GUARDED_BY(granted_mutex_)
+  mutable Mutex granted_mutex_;
+  std::map<std::string, std::string> granted_ GUARDED_BY(granted_mutex_);
 
-  mutable std::mutex cache_mutex_;
-  mutable std::map<CacheKey, KeyBytes> key_cache_;  // GUARDED_BY(cache_mutex_)
+  mutable Mutex cache_mutex_;
+  mutable std::map<CacheKey, KeyBytes> key_cache_ GUARDED_BY(cache_mutex_);
 };
 
 }  // namespace openglue::api

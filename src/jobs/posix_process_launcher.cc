@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "common/logging.h"
+#include "common/thread_annotations.h"
 #include "jobs/process_launcher.h"
 
 namespace openglue::jobs {
@@ -263,7 +264,7 @@ class PosixProcessLauncher : public ProcessLauncher {
     if (access(kShell, X_OK) != 0) return Status::Internal("/bin/sh is not executable");
 
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       RemoveEmptyCgroups();
     }
     // A stale exit file (an earlier run with the same path) must not be read as this run's.
@@ -338,7 +339,7 @@ class PosixProcessLauncher : public ProcessLauncher {
     if (pid <= 0) return result;
     bool ours;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       ours = children_.count(pid) > 0;
     }
     if (ours) {
@@ -352,7 +353,7 @@ class PosixProcessLauncher : public ProcessLauncher {
         return result;
       }
       // Reaped now (r == pid), or reaped by someone else (ECHILD): either way it has ended.
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       children_.erase(pid);
     } else if ((kill(pid, 0) == 0 || errno == EPERM) && CmdlineHasArg(pid, exit_code_path)) {
       result.state = ProcessState::kRunning;
@@ -400,7 +401,7 @@ class PosixProcessLauncher : public ProcessLauncher {
     pid_t pid = -1;
     if (rc == 0) {
       // Held across the spawn so a concurrent Check never sees the pid before it is ours.
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       // argv[0] is an absolute path: /bin/sh, or setpriv when jobs run as another user.
       rc = posix_spawn(&pid, argv[0], &actions, &attr, argv, envp);
       if (rc == 0) children_.insert(pid);
@@ -427,7 +428,7 @@ class PosixProcessLauncher : public ProcessLauncher {
       }
       closedir(proc);
     }
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     uid_t uid = options_.user.uid_base + 1;
     for (uint32_t i = 0; i < options_.user.uid_count; ++i) {
       uid = options_.user.uid_base + 1 + static_cast<uid_t>(next_uid_offset_);
@@ -450,13 +451,13 @@ class PosixProcessLauncher : public ProcessLauncher {
       std::ofstream kill_file(dir + "/cgroup.kill");
       if (kill_file) kill_file << "1\n";
     }
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     pending_cgroups_.insert(dir);
     RemoveEmptyCgroups();
   }
 
   // REQUIRES(mu_)
-  void RemoveEmptyCgroups() {
+  void RemoveEmptyCgroups() REQUIRES(mu_) {
     for (auto it = pending_cgroups_.begin(); it != pending_cgroups_.end();) {
       if (rmdir(it->c_str()) == 0 || errno == ENOENT) it = pending_cgroups_.erase(it);
       else ++it;
@@ -476,10 +477,10 @@ class PosixProcessLauncher : public ProcessLauncher {
   const PosixLauncherOptions options_;
   const std::string script_;
   const std::string setpriv_;
-  std::mutex mu_;
-  uint64_t next_uid_offset_ = 0;           // GUARDED_BY(mu_)
-  std::set<std::string> pending_cgroups_;  // GUARDED_BY(mu_)
-  std::set<int> children_;  // GUARDED_BY(mu_): pids we spawned and have not reaped
+  Mutex mu_;
+  uint64_t next_uid_offset_ GUARDED_BY(mu_) = 0;
+  std::set<std::string> pending_cgroups_ GUARDED_BY(mu_);
+  std::set<int> children_ GUARDED_BY(mu_);  // pids we spawned and have not reaped
 };
 
 }  // namespace
