@@ -57,6 +57,7 @@ $(STAMP): requirements.txt | $(APT_STAMP)
 	@touch $(STAMP)
 
 build: deps
+	@$(PYTHON) tools/job_access.py $(CURDIR) $(PYTHON)
 	@cmake -S . -B $(BUILD) -G Ninja -DPython3_EXECUTABLE=$(PYTHON) $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 

@@ -18,6 +18,8 @@ import botocore.config
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import job_access  # noqa: E402  (tools/job_access.py)
 BIN = os.environ.get("OPENGLUE_BIN", os.path.join(ROOT, "build", "openglue"))
 ACCESS_KEY = "test"
 SECRET_KEY = "test"
@@ -95,31 +97,14 @@ class Server:
 # which may live under a folder only root may enter (pyenv in /root, mode 0700): the suite grants
 # that group search permission (x, not read) on such folders through an ACL entry, leaving every
 # other permission as it is. Operators do the same, or point `python` at a reachable interpreter.
-JOB_GROUP = 1000000000
-
-
-def _acl(mode, group_perm):
-    """Linux's POSIX ACL xattr: the mode's owner, group and other bits plus JOB_GROUP."""
-    import struct
-    entries = [(0x01, (mode >> 6) & 7, 0xFFFFFFFF), (0x04, (mode >> 3) & 7, 0xFFFFFFFF),
-               (0x08, group_perm, JOB_GROUP), (0x10, ((mode >> 3) & 7) | group_perm, 0xFFFFFFFF),
-               (0x20, mode & 7, 0xFFFFFFFF)]
-    return struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *e) for e in entries)
-
-
-def _grant_job_group_search(folder):
-    os.setxattr(folder, "system.posix_acl_access", _acl(os.stat(folder).st_mode, 1))
+JOB_GROUP = job_access.DEFAULT_GROUP
 
 
 def _let_job_users_run_python():
-    if os.geteuid() != 0:
-        return
-    for path in {os.path.realpath(sys.executable), os.path.realpath(shutil.which("python3") or sys.executable)}:
-        folder = os.path.dirname(path)
-        while folder not in ("/", ""):
-            if not os.stat(folder).st_mode & 0o001:
-                _grant_job_group_search(folder)
-            folder = os.path.dirname(folder)
+    if os.geteuid() == 0:
+        job_access.grant_search({os.path.realpath(sys.executable),
+                                 os.path.realpath(shutil.which("python3") or sys.executable)},
+                                JOB_GROUP)
 
 
 _let_job_users_run_python()
@@ -133,7 +118,7 @@ def open_to_job_users(path):
     if os.geteuid() == 0:
         # Files that runs (each its own uid) create here stay readable and writable by the
         # others, as tests pass one trace file to several runs.
-        os.setxattr(path, "system.posix_acl_default", _acl(0o770, 7))
+        os.setxattr(path, "system.posix_acl_default", job_access.acl_xattr(0o770, 7, JOB_GROUP))
     parent = os.path.dirname(path)
     while parent not in ("/", ""):
         mode = os.stat(parent).st_mode

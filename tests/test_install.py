@@ -6,6 +6,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from conftest import BIN, ROOT
 
 # Import name -> distribution name, where they differ.
@@ -24,7 +26,7 @@ def pinned(path):
 def third_party_imports(folder):
     """Top-level modules imported by the .py files under folder, minus the standard library and
     the project's own modules."""
-    own = {"awsglue", "conftest", "jobkit", "wire", "benchlib"}
+    own = {"awsglue", "conftest", "jobkit", "wire", "benchlib", "job_access"}
     for root, _, files in os.walk(folder):
         own.update(f[:-3] for f in files if f.endswith(".py"))
     found = {}
@@ -74,3 +76,30 @@ def test_default_job_interpreter_is_the_build_python():
         out = subprocess.run([default, "-c", "import sys, boto3; print(sys.prefix != sys.base_prefix)"],
                              capture_output=True, text=True, timeout=60).stdout.strip()
         assert out == "True"
+
+
+def test_job_access_grants_the_job_group_search_only_where_others_cannot_search():
+    """`make build` opens a checkout under /root to job runs (tools/job_access.py): only the
+    folders others cannot search get an ACL entry, and it is search (x) for the job group."""
+    import os
+    import tempfile
+
+    import job_access
+    if os.geteuid() != 0:
+        pytest.skip("job runs get uids of their own only when the server runs as root")
+    top = tempfile.mkdtemp(prefix="og-job-access-")  # 0700, like /root
+    try:
+        open_dir = os.path.join(top, "open")
+        os.mkdir(open_dir, 0o755)
+        os.chmod(open_dir, 0o755)
+        target = os.path.join(open_dir, "python3")
+        with open(target, "w") as f:
+            f.write("")
+        changed = job_access.grant_search([target], group=1234567)
+        assert top in changed and open_dir not in changed
+        acl = os.getxattr(top, "system.posix_acl_access")
+        assert acl == job_access.acl_xattr(0o700, 1, 1234567)
+        assert os.stat(top).st_mode & 0o777 == 0o710  # the mask shows as group bits: x only
+    finally:
+        import shutil
+        shutil.rmtree(top)
