@@ -121,9 +121,12 @@ Result<std::shared_ptr<arrow::Array>> CastString(const std::shared_ptr<arrow::Ar
         arrow::Decimal128 v;
         int32_t precision, scale;
         if (!arrow::Decimal128::FromString(s, &v, &precision, &scale).ok()) return b->AppendNull();
-        auto rescaled = v.Rescale(scale, dec.scale());
-        if (!rescaled.ok() || !rescaled->FitsInPrecision(dec.precision())) return b->AppendNull();
-        return b->Append(*rescaled);
+        // Extra fraction digits are rounded half up, as Spark's cast does.
+        arrow::Decimal128 rescaled = scale > dec.scale()
+                                         ? v.ReduceScaleBy(scale - dec.scale(), true)
+                                         : v.IncreaseScaleBy(dec.scale() - scale);
+        if (!rescaled.FitsInPrecision(dec.precision())) return b->AppendNull();
+        return b->Append(rescaled);
       });
     }
     default: break;
