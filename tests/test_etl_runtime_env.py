@@ -1,6 +1,7 @@
 """What a job run gets: the environment (endpoints, run-scoped credentials, awsglue), the
 engine choice (`--engine`), the pyspark stand-in on the embedded engine, Python shell jobs."""
 import json
+import os
 
 from jobkit import ERROR, JobKit, kit, log_messages, unique  # noqa: F401
 
@@ -75,6 +76,9 @@ def test_glueetl_on_the_embedded_engine(kit, glue, tmp_path, server):
         outputs = log_messages(logs, "/aws-glue/jobs/output", run["Id"])
         assert any(m.startswith(f"[openglue] job.commit(): job {job} run {run['Id']} committed")
                    for m in outputs), outputs
+        record_path = os.path.join(server.data_dir, "runs", run["Id"], "work", "openglue-job.json")
+        record = json.load(open(record_path))
+        assert (record["job_name"], record["run_id"]) == (job, run["Id"])
 
         # A Spark API use stops the run with the stand-in's message, not an ImportError.
         run = kit.run(job, Arguments={"--db": db, "--out": str(tmp_path / "no.json"),
