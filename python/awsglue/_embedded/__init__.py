@@ -1,0 +1,2 @@
+"""The embedded engine: lazy plans over the C++/Arrow extension `awsglue._engine`."""
+from .engine import EmbeddedEngine  # noqa: F401
