@@ -6,6 +6,7 @@ Columns are handled as an ordered list of (name, pa.Array) pairs.
 from typing import Callable, List, Optional, Tuple
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 Columns = List[Tuple[str, pa.Array]]
 
@@ -47,11 +48,39 @@ def batch_of(cols: Columns, num_rows: int) -> pa.RecordBatch:
 
 def struct_children(arr: pa.Array) -> Columns:
     """The children of a struct array with the parent's nulls applied."""
-    flat = arr.flatten()
-    return [(arr.type.field(i).name, flat[i]) for i in range(arr.type.num_fields)]
+    names = [arr.type.field(i).name for i in range(arr.type.num_fields)]
+    if arr.null_count == 0:
+        return [(n, arr.field(i)) for i, n in enumerate(names)]
+    if not any(_has_union(arr.type.field(i).type) for i in range(arr.type.num_fields)):
+        flat = arr.flatten()
+        return [(n, flat[i]) for i, n in enumerate(names)]
+    # Arrow cannot apply a parent's validity to a union (it has none): rebuild those children.
+    from .records import values_to_arrow
+    from .. import gluetypes as gt
+    valid = arr.is_valid().to_pylist()
+    out = []
+    for i, n in enumerate(names):
+        child = arr.field(i)
+        if _has_union(child.type):
+            values = [v if ok else None for v, ok in zip(child.to_pylist(), valid)]
+            out.append((n, values_to_arrow(values, gt.from_arrow_type(child.type))))
+        else:
+            out.append((n, pa.StructArray.from_arrays([child], names=[n],
+                                                      mask=arr.is_null()).flatten()[0]))
+    return out
+
+
+def _has_union(t: pa.DataType) -> bool:
+    if pa.types.is_union(t):
+        return True
+    if pa.types.is_struct(t) or pa.types.is_list(t) or pa.types.is_map(t):
+        return any(_has_union(t.field(i).type) for i in range(t.num_fields))
+    return False
 
 
 def make_struct(cols: Columns, length: int, mask: Optional[pa.Array] = None) -> pa.Array:
+    if mask is not None and (mask.null_count == 0 and not pc.any(mask).as_py()):
+        mask = None
     if not cols:
         return pa.array([{}] * length, pa.struct([]))
     return pa.StructArray.from_arrays([c for _, c in cols], names=[n for n, _ in cols], mask=mask)

@@ -159,7 +159,8 @@ def values_to_arrow(values: List[Any], dt: gt.DataType) -> pa.Array:
         return pa.UnionArray.from_dense(pa.array(codes, pa.int8()), pa.array(offsets, pa.int32()),
                                         children, names, list(range(len(names))))
     if isinstance(dt, gt.StructType):
-        mask = pa.array([not isinstance(v, dict) for v in values], pa.bool_())
+        nulls = [not isinstance(v, dict) for v in values]
+        mask = pa.array(nulls, pa.bool_()) if any(nulls) else None
         children = []
         for f in dt.fields:
             children.append(values_to_arrow(
