@@ -25,7 +25,7 @@ def spark_unavailable(what: str) -> BaseException:
         return SparkApiUnavailable()
 
 
-def register_source(transformation_ctx: str, info: dict) -> None:
+def register_source(transformation_ctx: str, info: dict):
     """Tell the Job what a source with a transformation_ctx read (for bookmarks)."""
     if not transformation_ctx:
         return
@@ -36,4 +36,4 @@ def register_source(transformation_ctx: str, info: dict) -> None:
     hook = getattr(_job, "register_source", None)
     if hook is None:
         return
-    hook(transformation_ctx, info)
+    return hook(transformation_ctx, info)
