@@ -351,10 +351,19 @@ class DataSink:
 
     def writeFrame(self, dynamic_frame: DynamicFrame, info: str = "") -> DynamicFrame:
         opts = self._options
+        path, fmt, fmt_opts = opts.get("path"), self._format, dict(self._format_options)
         pkeys = _partition_names(opts.get("partitionKeys"))
-        uris = self._ctx._engine.write(dynamic_frame._plan, opts.get("path"), self._format or "json",
-                                       self._format_options, pkeys)
-        self._ctx.written[self._ctxname or str(opts.get("path"))] = uris
+        if self._catalog is not None and not path:
+            sink = _catalog().resolve_sink(self._catalog[0], self._catalog[1],
+                                           catalog_id=self._catalog[2])
+            path = sink.path
+            fmt = fmt or sink.format
+            fmt_opts = fmt_opts or dict(getattr(sink, "format_options", None) or {})
+            pkeys = pkeys or _partition_names(getattr(sink, "partition_keys", None))
+        if not path:
+            raise ValueError("getSink needs path= (or setCatalogInfo for a catalog table)")
+        uris = self._ctx._engine.write(dynamic_frame._plan, path, fmt or "json", fmt_opts, pkeys)
+        self._ctx.written[self._ctxname or str(path)] = uris
         if self._catalog is not None:
             db, table, catalog_id = self._catalog
             enable = str(opts.get("enableUpdateCatalog", "false")).lower() == "true"

@@ -355,3 +355,36 @@ def test_logger_writes_glue_style_lines(ctx, capsys):
     err = capsys.readouterr().err.splitlines()
     assert [line.split(" ")[2] for line in err] == ["INFO", "WARN", "ERROR"]
     assert err[0].endswith("glue: hello")
+
+
+def test_streamable_steps_run_batch_by_batch(ctx):
+    """read -> apply_mapping -> select -> filter pulls one source batch per output batch: the
+    pipeline never holds more than a batch or two, whatever the input size."""
+    from awsglue._embedded.plan import Plan, Source
+
+    produced = []
+
+    class Counting(Source):
+        listing = []
+
+        def schema(self):
+            return pa.schema([("a", pa.string()), ("b", pa.int64())])
+
+        def open(self, read_schema=None):
+            def gen():
+                for i in range(50):
+                    produced.append(i)
+                    yield pa.record_batch({"a": [str(i)] * 1000, "b": list(range(1000))},
+                                          schema=self.schema())
+            return self.schema(), gen()
+
+    f = DynamicFrame(Plan(Counting()), ctx, "big")
+    out = (f.apply_mapping([("a", "string", "a", "long"), ("b", "long", "b", "string")])
+           .select_fields(["a", "b"]).filter(lambda r: r["b"] != "0"))
+    schema, it = out._plan.stream()
+    assert produced == []  # nothing read before the first batch is asked for
+    for k, batch in enumerate(it, start=1):
+        assert len(produced) == k
+        assert batch.num_rows == 999
+    assert len(produced) == 50
+    assert schema == pa.schema([("a", pa.int64()), ("b", pa.string())])

@@ -71,18 +71,24 @@ class ScanSource(Source):
         self.partition_columns = list(partition_columns)
         self.declared = declared
         self._schema: Optional[pa.Schema] = None
+        self._scans: Dict[int, object] = {}
 
     def num_partitions(self) -> int:
         return max(1, sum(len(f) for f, _ in self.parts))
+
+    def _scan(self, i: int):
+        """One engine Scan per part, kept so an inferred schema is not inferred twice."""
+        if i not in self._scans:
+            self._scans[i] = native.Scan(self.parts[i][0], self.fmt, self.options)
+        return self._scans[i]
 
     def _data_schema(self) -> pa.Schema:
         if self.declared is not None:
             return self.declared
         if self._schema is None:
             merged: gt.DataType = gt.StructType([])
-            for files, _ in self.parts:
-                merged = merge_types(merged, gt.from_arrow_schema(
-                    native.Scan(files, self.fmt, self.options).schema()))
+            for i in range(len(self.parts)):
+                merged = merge_types(merged, gt.from_arrow_schema(self._scan(i).schema()))
             self._schema = gt.to_arrow_schema(merged)
         return self._schema
 
@@ -97,24 +103,32 @@ class ScanSource(Source):
 
     def open(self, read_schema: Optional[pa.Schema] = None):
         parts_named = self._part_names()
+        conform = read_schema is not None or len(self.parts) > 1 or self.declared is not None
+        first_reader = None
         if read_schema is not None:
             data = pa.schema([f for f in read_schema if f.name not in parts_named])
-        else:
+        elif conform or not self.parts:
             data = pa.schema([f for f in self._data_schema() if f.name not in parts_named])
+        else:
+            # One part, rows as the engine types them: its stream infers once and knows the schema.
+            first_reader = self._scan(0).stream(None)
+            data = first_reader.schema
         pcols = [(n, t) for n, t in self.partition_columns
                  if read_schema is None or n in read_schema.names]
         out_schema = pa.schema(list(data) + [pa.field(n, gt.to_arrow_type(t)) for n, t in pcols])
 
         def gen():
-            conform = read_schema is not None or len(self.parts) > 1 or self.declared is not None
-            for files, values in self.parts:
-                scan = native.Scan(files, self.fmt, self.options)
-                reader = scan.stream(data if conform else None)
+            for i, (files, values) in enumerate(self.parts):
+                if i == 0 and first_reader is not None:
+                    reader = first_reader
+                else:
+                    reader = self._scan(i).stream(data if conform else None)
+                consts = []
+                for n, t in pcols:
+                    consts.append((convert_py(values.get(n), t), gt.to_arrow_type(t)))
                 for batch in reader:
                     arrays = list(batch.columns)
-                    for n, t in pcols:
-                        v = convert_py(values.get(n), t)
-                        at = gt.to_arrow_type(t)
+                    for v, at in consts:
                         arrays.append(pa.array([v] * batch.num_rows, type=at))
                     yield pa.RecordBatch.from_arrays(arrays, schema=out_schema)
         return out_schema, gen()
