@@ -2,7 +2,7 @@
 import datetime
 import sys
 import time
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional
 
 from . import gluetypes as gt
 from ._compat import register_source, spark_unavailable

@@ -13,7 +13,6 @@ import time
 import types
 
 import pyarrow as pa
-import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 import pytest
 

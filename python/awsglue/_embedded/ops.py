@@ -10,7 +10,7 @@ from .. import gluetypes as gt
 from .cast import glue_cast
 from .paths import (Columns, batch_of, columns_of, get_path, insert_at, make_struct, parse_path,
                     replace_at, struct_children)
-from .plan import Op, concat_tables, conform_table
+from .plan import Op, concat_tables
 from .records import infer_value, merge_types, null_array, records_to_table, values_to_arrow
 
 _GENERIC = {"struct", "array", "map", "choice"}

@@ -9,7 +9,6 @@ once per record however many times the frame is used afterwards.
 When the first operation over a file source is an apply_mapping that names every source type,
 the source is streamed conformed to those types (`Scan.stream(schema)`) without an inference pass.
 """
-import itertools
 import traceback
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
@@ -18,7 +17,7 @@ import pyarrow as pa
 from .. import gluetypes as gt
 from . import native
 from .cast import convert_py, glue_cast
-from .records import empty_batch, merge_types, null_array, records_to_table, values_to_arrow
+from .records import empty_batch, merge_types, null_array, values_to_arrow
 
 BATCH_ROWS = 65536
 
@@ -362,9 +361,5 @@ def _conform_records(t: pa.Table, merged: gt.StructType, schema: pa.Schema) -> p
     return pa.Table.from_arrays(cols, schema=schema)
 
 
-def tables_from_records(records: List[dict], schema: Optional[gt.StructType] = None) -> pa.Table:
-    return records_to_table(records, schema)
-
-
 __all__ = ["Plan", "Op", "Source", "TableSource", "ScanSource", "ErrorThresholdExceeded",
-           "conform_table", "concat_tables", "empty_batch", "BATCH_ROWS", "itertools"]
+           "conform_table", "concat_tables", "empty_batch", "BATCH_ROWS"]
