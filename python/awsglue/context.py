@@ -244,7 +244,7 @@ class GlueContext:
                                   dict(getattr(sink, "format_options", None) or {}), pkeys)
         self.written[transformation_ctx or "{}.{}".format(database, table_name)] = uris
         schema = frame.schema()
-        columns = [(f.name, catalog_type(f.dataType)) for f in schema.fields]
+        columns = [(f.name, catalog_type(f.dataType)) for f in schema.fields if f.name not in pkeys]
         enable = str(additional_options.get("enableUpdateCatalog", "false")).lower() == "true"
         cat.update_after_write(database, table_name, uris, pkeys, columns,
                                additional_options.get("updateBehavior", "UPDATE_IN_DATABASE"),
@@ -368,7 +368,8 @@ class DataSink:
             db, table, catalog_id = self._catalog
             enable = str(opts.get("enableUpdateCatalog", "false")).lower() == "true"
             schema = dynamic_frame.schema()
-            columns = [(f.name, catalog_type(f.dataType)) for f in schema.fields]
+            columns = [(f.name, catalog_type(f.dataType)) for f in schema.fields
+                       if f.name not in pkeys]
             _catalog().update_after_write(db, table, uris, pkeys, columns,
                                           opts.get("updateBehavior", "UPDATE_IN_DATABASE"), enable)
         return dynamic_frame

@@ -108,7 +108,7 @@ def test_csv_to_partitioned_parquet(engine, ctx, tmp_path):
     first = pq.read_table(files[0])
     assert first.column_names == ["order_id", "amount", "qty"]  # the key is in the folder only
     assert first.schema.field("amount").type == pa.decimal128(10, 2)
-    second = pq.read_table(files[1]).to_pylist()
+    second = sorted(pq.read_table(files[1]).to_pylist(), key=lambda r: r["order_id"])
     assert second == [{"order_id": 3, "amount": pa.scalar(99.99).cast(pa.decimal128(10, 2)).as_py(), "qty": 12},
                       {"order_id": 4, "amount": None, "qty": None}]
 
@@ -137,9 +137,10 @@ def test_json_nested_choice_resolve_and_write(engine, ctx, tmp_path):
     ctx.write_dynamic_frame.from_options(resolved, "s3", {"path": "s3://out/events"}, "json")
     files = glob.glob(str(tmp_path / "s3/out/events/*.json"))
     assert len(files) == 1
-    rows = [json.loads(x) for x in open(files[0]) if x.strip()]
-    assert rows == [{"id": 1, "user": {"name": "a", "score": 5}, "tags": ["x"]},
-                    {"id": 2, "user": {"name": "b", "score": None}, "tags": []}]
+    rows = sorted((json.loads(x) for x in open(files[0]) if x.strip()), key=lambda r: r["id"])
+    # a null may be written as null or left out (as Spark's JSON writer does)
+    assert [(r["id"], r["user"]["name"], r["user"].get("score"), r["tags"]) for r in rows] == \
+        [(1, "a", 5, ["x"]), (2, "b", None, [])]
 
 
 def test_exclusions_and_hidden_files(engine, ctx, tmp_path):
@@ -242,7 +243,7 @@ def test_write_from_catalog_updates_catalog(engine, ctx, tmp_path, fake_catalog)
     upd = [c for c in fake_catalog if c[0] == "update_after_write"][0]
     assert upd[1:3] == ("db", "out")
     assert sorted(u.split("/")[-2] for u in upd[3]) == ["day=2024-02-01", "day=2024-02-02"]
-    assert upd[4] == ["day"] and upd[5] == [("id", "int"), ("day", "string")]
+    assert upd[4] == ["day"] and upd[5] == [("id", "int")]  # partition keys are not columns
     assert upd[6] == "UPDATE_IN_DATABASE" and upd[7] is True
     assert len(glob.glob(str(tmp_path / "s3/wh/out/day=*/*.parquet"))) == 2
 
