@@ -2,7 +2,8 @@
 
 - `SparkApiUnavailable`: the error raised when a script on the embedded engine uses Spark's own
   API (from `awsglue.spark_api` when present).
-- `register_source(transformation_ctx, info)`: the Job's bookmark hook (from `awsglue.job`).
+- `select_and_register(transformation_ctx, info, files)`: the running Job's bookmark hooks
+  (`awsglue.job.current_job()` with `select_new` / `register_source`).
 """
 try:
     from .spark_api import SparkApiUnavailable  # type: ignore  # noqa: F401
@@ -25,15 +26,27 @@ def spark_unavailable(what: str) -> BaseException:
         return SparkApiUnavailable()
 
 
-def register_source(transformation_ctx: str, info: dict):
-    """Tell the Job what a source with a transformation_ctx read (for bookmarks)."""
+def select_and_register(transformation_ctx: str, info: dict, files: list) -> list:
+    """The bookmark hooks of a source with a transformation_ctx (runtime helper's Job):
+    `Job.select_new(ctx, files)` narrows the listing [(uri, size, mtime_ms)] to what this run
+    reads (bookmarks: only what is new), then `Job.register_source(ctx, info)` records what was
+    read. Without a transformation_ctx or a running Job, every file is read and nothing is
+    recorded (as in Glue)."""
     if not transformation_ctx:
-        return
+        return list(files)
     try:
         from . import job as _job
     except ImportError:
-        return
-    hook = getattr(_job, "register_source", None)
-    if hook is None:
-        return
-    return hook(transformation_ctx, info)
+        return list(files)
+    current = getattr(_job, "current_job", None)
+    job = current() if callable(current) else None
+    if job is None:
+        return list(files)
+    select = getattr(job, "select_new", None)
+    chosen = list(select(transformation_ctx, list(files))) if callable(select) else list(files)
+    record = dict(info)
+    record["files"] = [[u, int(s), int(m)] for u, s, m in chosen]
+    register = getattr(job, "register_source", None)
+    if callable(register):
+        register(transformation_ctx, record)
+    return [(u, int(s), int(m)) for u, s, m in chosen]

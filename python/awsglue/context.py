@@ -5,7 +5,7 @@ import time
 from typing import Dict, List, Optional
 
 from . import gluetypes as gt
-from ._compat import register_source, spark_unavailable
+from ._compat import select_and_register, spark_unavailable
 from ._embedded import EmbeddedEngine
 from .dynamicframe import DynamicFrame, DynamicFrameReader, DynamicFrameWriter
 
@@ -70,23 +70,35 @@ def _partition_names(keys) -> List[str]:
     return [k[0] if isinstance(k, (tuple, list)) else str(k) for k in (keys or [])]
 
 
-def catalog_type(dt: gt.DataType) -> str:
-    """A Glue type -> the type string a catalog column holds (Hive names)."""
-    simple = {"long": "bigint", "short": "smallint", "byte": "tinyint", "int": "int",
-              "null": "string", "unknown": "string"}
+def glue_type_string(dt: gt.DataType) -> str:
+    """A Glue type as the type name a catalog update takes (`long`, `decimal(10,2)`,
+    `array<struct<a:int>>`); an unresolved choice is written as a struct of its members and a
+    field that is null everywhere as a string."""
+    if isinstance(dt, (gt.NullType, gt.UnknownType)):
+        return "string"
     if isinstance(dt, gt.DecimalType):
         return "decimal({},{})".format(dt.precision, dt.scale)
     if isinstance(dt, gt.ArrayType):
-        return "array<{}>".format(catalog_type(dt.elementType))
+        return "array<{}>".format(glue_type_string(dt.elementType))
     if isinstance(dt, gt.MapType):
-        return "map<{},{}>".format(catalog_type(dt.keyType), catalog_type(dt.valueType))
+        return "map<{},{}>".format(glue_type_string(dt.keyType), glue_type_string(dt.valueType))
     if isinstance(dt, gt.StructType):
-        return "struct<{}>".format(",".join("{}:{}".format(f.name, catalog_type(f.dataType))
+        return "struct<{}>".format(",".join("{}:{}".format(f.name, glue_type_string(f.dataType))
                                             for f in dt.fields))
-    if isinstance(dt, gt.ChoiceType):  # written as a struct with one field per member
-        return "struct<{}>".format(",".join("{}:{}".format(n, catalog_type(t))
+    if isinstance(dt, gt.ChoiceType):
+        return "struct<{}>".format(",".join("{}:{}".format(n, glue_type_string(t))
                                             for n, t in dt.choices.items()))
-    return simple.get(dt.typeName(), dt.typeName())
+    if isinstance(dt, gt.EnumType):
+        return "string"
+    return dt.typeName()
+
+
+def _catalog_columns(schema: gt.StructType, pkeys: List[str]):
+    """(data columns, partition keys) as (name, Glue type) pairs for catalog.update_after_write."""
+    types = {f.name: glue_type_string(f.dataType) for f in schema.fields}
+    columns = [(f.name, types[f.name]) for f in schema.fields if f.name not in pkeys]
+    keys = [(k, types.get(k, "string")) for k in pkeys]
+    return columns, keys
 
 
 def _catalog():
@@ -151,22 +163,13 @@ class GlueContext:
                              "glueparquet or orc)")
         paths = _paths(connection_options)
         listing = self._engine.list_files(paths, connection_options)
-        listing = self._bookmark(transformation_ctx, {
-            "connection_type": ctype, "paths": paths, "format": format,
+        listing = select_and_register(transformation_ctx, {
+            "type": ctype, "paths": paths, "format": format,
             "maxBand": connection_options.get("maxBand"),
-            "maxFilesInBand": connection_options.get("maxFilesInBand"),
-            "files": listing}, listing)
+            "maxFilesInBand": connection_options.get("maxFilesInBand")}, listing)
         plan = self._engine.read_files(listing, format, dict(format_options or {}),
                                        connection_options)
         return DynamicFrame(plan, self, transformation_ctx or "", transformation_ctx)
-
-    def _bookmark(self, transformation_ctx: str, info: dict, listing):
-        """Tell the Job what this source will read; the hook may narrow the listing (bookmarks:
-        only what is new) by returning the files to read."""
-        if not transformation_ctx:
-            return listing
-        result = register_source(transformation_ctx, info)
-        return listing if result is None else list(result)
 
     def create_dynamic_frame_from_catalog(self, database: Optional[str] = None,
                                           table_name: Optional[str] = None,
@@ -188,11 +191,10 @@ class GlueContext:
             files = self._engine.list_files([location], list_opts)
             listing.extend(files)
             parts.append(([u for u, _, _ in files], dict(values)))
-        kept = self._bookmark(transformation_ctx, {
-            "connection_type": "catalog", "database": database, "table_name": table_name,
-            "paths": [loc for loc, _ in src.paths], "format": src.format, "files": listing},
-            listing)
-        if kept is not listing:
+        kept = select_and_register(transformation_ctx, {
+            "type": "s3", "database": database, "table": table_name,
+            "paths": [loc for loc, _ in src.paths], "format": src.format}, listing)
+        if len(kept) != len(listing) or kept != listing:
             keep = {u for u, _, _ in kept}
             parts = [([u for u in files if u in keep], values) for files, values in parts]
             listing = kept
@@ -243,10 +245,9 @@ class GlueContext:
         uris = self._engine.write(frame._plan, sink.path, sink.format,
                                   dict(getattr(sink, "format_options", None) or {}), pkeys)
         self.written[transformation_ctx or "{}.{}".format(database, table_name)] = uris
-        schema = frame.schema()
-        columns = [(f.name, catalog_type(f.dataType)) for f in schema.fields if f.name not in pkeys]
+        columns, keys = _catalog_columns(frame.schema(), pkeys)
         enable = str(additional_options.get("enableUpdateCatalog", "false")).lower() == "true"
-        cat.update_after_write(database, table_name, uris, pkeys, columns,
+        cat.update_after_write(database, table_name, uris, keys, columns,
                                additional_options.get("updateBehavior", "UPDATE_IN_DATABASE"),
                                enable)
         return frame
@@ -367,10 +368,8 @@ class DataSink:
         if self._catalog is not None:
             db, table, catalog_id = self._catalog
             enable = str(opts.get("enableUpdateCatalog", "false")).lower() == "true"
-            schema = dynamic_frame.schema()
-            columns = [(f.name, catalog_type(f.dataType)) for f in schema.fields
-                       if f.name not in pkeys]
-            _catalog().update_after_write(db, table, uris, pkeys, columns,
+            columns, keys = _catalog_columns(dynamic_frame.schema(), pkeys)
+            _catalog().update_after_write(db, table, uris, keys, columns,
                                           opts.get("updateBehavior", "UPDATE_IN_DATABASE"), enable)
         return dynamic_frame
 

@@ -153,26 +153,41 @@ def test_exclusions_and_hidden_files(engine, ctx, tmp_path):
     assert [r["a"] for r in dyf.to_arrow().to_pylist()] == [1]
 
 
-def test_bookmark_hook_sees_listing_and_can_narrow_it(engine, ctx, tmp_path, monkeypatch):
+class _RecordingJob:
+    """What awsglue.job.current_job() returns in a run: select_new narrows, register_source records."""
+
+    def __init__(self, keep_suffix):
+        self.keep_suffix = keep_suffix
+        self.selected, self.registered = [], []
+
+    def select_new(self, ctx_name, files):
+        self.selected.append((ctx_name, list(files)))
+        return [f for f in files if f[0].endswith(self.keep_suffix)]
+
+    def register_source(self, ctx_name, info):
+        self.registered.append((ctx_name, info))
+
+
+def test_bookmark_hooks_narrow_the_listing_and_record_reads(engine, ctx, tmp_path, monkeypatch):
     put(tmp_path, "raw/b/1.json", '{"a": 1}\n')
     put(tmp_path, "raw/b/2.json", '{"a": 2}\n')
     import awsglue.job as job_mod
-    seen = []
-
-    def hook(ctx_name, info):
-        seen.append((ctx_name, info))
-        return [f for f in info["files"] if f[0].endswith("2.json")]
-    monkeypatch.setattr(job_mod, "register_source", hook, raising=False)
+    job = _RecordingJob("2.json")
+    monkeypatch.setattr(job_mod, "current_job", lambda: job, raising=False)
     dyf = ctx.create_dynamic_frame.from_options("s3", {"paths": ["s3://raw/b/"], "maxBand": 900000},
                                                 "json", transformation_ctx="events")
     assert [r["a"] for r in dyf.to_arrow().to_pylist()] == [2]
-    (name, info), = seen
-    assert name == "events" and info["maxBand"] == 900000 and info["format"] == "json"
-    assert sorted(u.rsplit("/", 1)[1] for u, size, mtime in info["files"]) == ["1.json", "2.json"]
-    assert all(size > 0 and mtime > 0 for _, size, mtime in info["files"])
-    # no transformation_ctx: no hook call
-    ctx.create_dynamic_frame.from_options("s3", {"paths": ["s3://raw/b/"]}, "json").count()
-    assert len(seen) == 1
+    (name, listed), = job.selected
+    assert name == "events"
+    assert sorted(u.rsplit("/", 1)[1] for u, size, mtime in listed) == ["1.json", "2.json"]
+    assert all(size > 0 and mtime > 0 for _, size, mtime in listed)
+    (name, info), = job.registered
+    assert name == "events" and info["type"] == "s3" and info["format"] == "json"
+    assert info["paths"] == ["s3://raw/b/"] and info["maxBand"] == 900000
+    assert [f[0].rsplit("/", 1)[1] for f in info["files"]] == ["2.json"]  # what was read
+    # no transformation_ctx: no hook call, everything read
+    assert ctx.create_dynamic_frame.from_options("s3", {"paths": ["s3://raw/b/"]}, "json").count() == 2
+    assert len(job.selected) == 1 and len(job.registered) == 1
 
 
 class _CatalogSource:
@@ -243,7 +258,7 @@ def test_write_from_catalog_updates_catalog(engine, ctx, tmp_path, fake_catalog)
     upd = [c for c in fake_catalog if c[0] == "update_after_write"][0]
     assert upd[1:3] == ("db", "out")
     assert sorted(u.split("/")[-2] for u in upd[3]) == ["day=2024-02-01", "day=2024-02-02"]
-    assert upd[4] == ["day"] and upd[5] == [("id", "int")]  # partition keys are not columns
+    assert upd[4] == [("day", "string")] and upd[5] == [("id", "int")]  # keys are not columns
     assert upd[6] == "UPDATE_IN_DATABASE" and upd[7] is True
     assert len(glob.glob(str(tmp_path / "s3/wh/out/day=*/*.parquet"))) == 2
 
@@ -299,3 +314,26 @@ def test_engine_missing_names_the_build(monkeypatch, ctx):
     monkeypatch.setattr(native, "_ext", None)
     with pytest.raises(native.EngineUnavailable, match="make build"):
         ctx.create_dynamic_frame.from_options("s3", {"paths": ["s3://x/"]}, "json")
+
+
+def test_from_catalog_records_the_source_for_bookmarks(engine, ctx, tmp_path, fake_catalog, monkeypatch):
+    put(tmp_path, "wh/sales/day=2024-01-01/a.csv", "id|amount\n1|2.5\n")
+    put(tmp_path, "wh/sales/day=2024-01-02/b.csv", "id|amount\n3|4\n")
+    import awsglue.job as job_mod
+    job = _RecordingJob("b.csv")
+    monkeypatch.setattr(job_mod, "current_job", lambda: job, raising=False)
+    dyf = ctx.create_dynamic_frame.from_catalog(database="db", table_name="sales",
+                                                transformation_ctx="cat")
+    assert [(r["id"], str(r["day"])) for r in dyf.to_arrow().to_pylist()] == [(3, "2024-01-02")]
+    (name, info), = job.registered
+    assert (name, info["database"], info["table"], info["format"]) == ("cat", "db", "sales", "csv")
+    assert [f[0].rsplit("/", 1)[1] for f in info["files"]] == ["b.csv"]
+
+
+def test_catalog_types_of_written_columns():
+    from awsglue.context import glue_type_string
+    assert glue_type_string(gt.LongType()) == "long"
+    assert glue_type_string(gt.DecimalType(12, 3)) == "decimal(12,3)"
+    assert glue_type_string(gt.NullType()) == "string"
+    assert glue_type_string(gt.StructType([gt.Field("a", gt.ArrayType(gt.IntegerType()))])) == "struct<a:array<int>>"
+    assert glue_type_string(gt.ChoiceType([gt.LongType(), gt.StringType()])) == "struct<long:long,string:string>"
