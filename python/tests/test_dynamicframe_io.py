@@ -24,7 +24,7 @@ from awsglue.dynamicframe import DynamicFrame
 import fake_engine
 
 try:
-    from awsglue import _engine as _real_engine  # noqa: F401
+    import awsglue._engine  # noqa: F401
     _REAL = True
 except ImportError:
     _REAL = False
@@ -337,3 +337,24 @@ def test_catalog_types_of_written_columns():
     assert glue_type_string(gt.NullType()) == "string"
     assert glue_type_string(gt.StructType([gt.Field("a", gt.ArrayType(gt.IntegerType()))])) == "struct<a:array<int>>"
     assert glue_type_string(gt.ChoiceType([gt.LongType(), gt.StringType()])) == "struct<long:long,string:string>"
+
+
+def test_catalog_source_and_sink_objects(engine, ctx, tmp_path, fake_catalog):
+    put(tmp_path, "wh/sales/day=2024-01-01/a.csv", "id|amount\n1|2.5\n")
+    src = ctx.getCatalogSource(database="db", table_name="sales")
+    dyf = src.getFrame()
+    assert [(r["id"], r["amount"]) for r in dyf.to_arrow().to_pylist()] == [(1, 2.5)]
+    sink = ctx.getCatalogSink(database="db", table_name="out",
+                              additional_options={"enableUpdateCatalog": True})
+    sink.writeFrame(dyf.apply_mapping([("id", "long", "id", "long"), ("day", "date", "day", "string")]))
+    assert [os.path.basename(os.path.dirname(f)) for f in glob.glob(str(tmp_path / "s3/wh/out/*/*.parquet"))] == \
+        ["day=2024-01-01"]  # the sink's path, format and partition keys come from the catalog
+    upd = [c for c in fake_catalog if c[0] == "update_after_write"][0]
+    assert upd[4] == [("day", "string")] and upd[7] is True
+
+
+def test_empty_prefix_is_an_empty_frame(engine, ctx, tmp_path):
+    (tmp_path / "s3" / "raw" / "empty").mkdir(parents=True)
+    dyf = ctx.create_dynamic_frame.from_options("s3", {"paths": ["s3://raw/empty/"]}, "json")
+    assert dyf.count() == 0
+    assert dyf.schema() == gt.StructType([])
