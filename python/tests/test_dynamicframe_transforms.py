@@ -388,3 +388,18 @@ def test_streamable_steps_run_batch_by_batch(ctx):
         assert batch.num_rows == 999
     assert len(produced) == 50
     assert schema == pa.schema([("a", pa.int64()), ("b", pa.string())])
+
+
+def test_numeric_casts_truncate_and_null_out_of_range(ctx):
+    t = pa.table({"d": pa.array([1.9, -2.7, float("nan"), 3e10, None]),
+                  "l": pa.array([1, 2 ** 40, -5, None, 7], pa.int64()),
+                  "s": pa.array(["12", " 13 ", "1.5", "abc", "99999999999"])})
+    out = DynamicFrame.from_arrow(t, ctx).apply_mapping(
+        [("d", "double", "d", "int"), ("l", "long", "l", "int"), ("l", "long", "b", "byte"),
+         ("s", "string", "s", "int"), ("s", "string", "sd", "double")])
+    cols = out.to_arrow().to_pydict()
+    assert cols["d"] == [1, -2, None, None, None]
+    assert cols["l"] == [1, None, -5, None, 7]
+    assert cols["b"] == [1, None, -5, None, 7]
+    assert cols["s"] == [12, 13, 1, None, None]
+    assert cols["sd"] == [12.0, 13.0, 1.5, None, 99999999999.0]

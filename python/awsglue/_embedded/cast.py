@@ -175,10 +175,35 @@ def glue_cast(arr, dt: gt.DataType) -> pa.Array:
         values = glue_cast(arr.values, dt.elementType)
         return pa.ListArray.from_arrays(arr.offsets, values, type=target, mask=arr.is_null())
     simple = not (pa.types.is_nested(src) or pa.types.is_nested(target))
-    if simple and not (pa.types.is_string(src) and not pa.types.is_string(target)) \
-            and not (pa.types.is_floating(src) and pa.types.is_string(target)):
+    if simple and pa.types.is_integer(target) and (pa.types.is_integer(src) or pa.types.is_floating(src)):
+        # Out of range (and NaN) -> null; fractions truncated toward zero.
+        lo, hi = _INT_RANGES[dt.typeName()]
+        ok = _in_range(arr, src, lo, hi)
+        kept = arr if ok is None else pc.if_else(pc.fill_null(ok, False), arr, pa.scalar(None, src))
+        if pa.types.is_floating(src):
+            kept = pc.trunc(kept)
+        return pc.cast(kept, target, safe=False)
+    if simple and not (pa.types.is_floating(src) and pa.types.is_string(target)) \
+            and not (pa.types.is_string(src) and isinstance(dt, gt.DecimalType)):
         try:
             return pc.cast(arr, target, safe=True)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
             pass
     return _python_cast(arr, dt)
+
+
+def _in_range(arr, src: pa.DataType, lo: int, hi: int):
+    """A mask of lo <= arr < hi (None: always true), compared in the source's own type."""
+    if pa.types.is_floating(src):
+        return pc.and_(pc.greater_equal(arr, pa.scalar(float(lo))), pc.less(arr, pa.scalar(float(hi))))
+    bits = src.bit_width
+    smin, smax = (0, 2 ** bits - 1) if pa.types.is_unsigned_integer(src) else \
+        (-2 ** (bits - 1), 2 ** (bits - 1) - 1)
+    conds = []
+    if lo > smin:
+        conds.append(pc.greater_equal(arr, pa.scalar(lo, src)))
+    if hi <= smax:
+        conds.append(pc.less(arr, pa.scalar(hi, src)))
+    if not conds:
+        return None
+    return conds[0] if len(conds) == 1 else pc.and_(conds[0], conds[1])
