@@ -119,6 +119,12 @@ class GlueContext:
     def __init__(self, sparkContext=None, engine=None, **options):
         self._sc = sparkContext
         self._engine = engine or EmbeddedEngine()
+        try:  # the runtime helper's one-line "which engine runs this job" note, in a job run
+            from .spark_api import announce_engine  # type: ignore
+        except ImportError:
+            announce_engine = None
+        if announce_engine is not None:
+            announce_engine()
         self._options = options
         self._logger = GlueLogger()
         self.create_dynamic_frame = DynamicFrameReader(self)
