@@ -63,8 +63,30 @@ def announce_engine() -> None:
         return
     _announced = True
     reason = os.environ.get("OPENGLUE_ENGINE_REASON", "")
+    if engine == "embedded" and "auto" in reason.split(":")[0]:
+        reason += _spark_uses_of_script(sys.argv[0] if sys.argv else "")
     print(f"[openglue] engine: {engine}" + (f" ({reason})" if reason else ""), file=sys.stderr,
           flush=True)
+
+
+def _spark_uses_of_script(path: str) -> str:
+    """"; the script uses Spark's API (line 12: toDF(), ...)" for the running script, or ""
+    (no such use, not a readable .py file, over 4 MB). Never raises."""
+    try:
+        import os
+        if not path.endswith(".py") or os.path.getsize(path) > 4 << 20:
+            return ""
+        with open(path, encoding="utf-8", errors="replace") as f:
+            source = f.read()
+        from awsglue.engine_select import find_spark_api_uses
+        uses = find_spark_api_uses(source)
+    except Exception:  # a scan that fails must not stop the job
+        return ""
+    if not uses:
+        return ""
+    listed = ", ".join(f"line {line}: {what}" for line, what in uses[:5])
+    more = f" and {len(uses) - 5} more" if len(uses) > 5 else ""
+    return f"; the script uses Spark's API ({listed}{more}) and will stop at the first use"
 
 
 def is_standin(obj: Any) -> bool:

@@ -122,3 +122,21 @@ def test_a_real_pyspark_further_on_the_path_is_never_shadowed(tmp_path):
     assert result.returncode == 0, result.stderr
     assert result.stdout.split()[:2] == ["True", "True"]
     assert result.stdout.split()[2] == str(real / "__init__.py")
+
+
+def test_auto_announcement_names_the_scripts_spark_uses(tmp_path):
+    script = tmp_path / "job.py"
+    script.write_text("import pyspark\nfrom pyspark.sql import SparkSession\n"
+                      "spark = SparkSession.builder.getOrCreate()\nspark.sql('x')\n")
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("OPENGLUE_")}
+    environ.update({"PYTHONPATH": os.pathsep.join([PYTHON_DIR, SHIMS]),
+                    "OPENGLUE_JOB_RUN_ID": "jr_1", "OPENGLUE_ENGINE": "embedded",
+                    "OPENGLUE_ENGINE_REASON": "--engine auto: the embedded engine runs it"})
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                            env=environ, timeout=60)
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[0] == (
+        "[openglue] engine: embedded (--engine auto: the embedded engine runs it; the script "
+        "uses Spark's API (line 3: SparkSession.builder, line 4: spark.sql (SparkSession), "
+        "line 4: sql()) and will stop at the first use)")
+    assert "SparkApiUnavailable: spark.sql() is Spark's API" in result.stderr.splitlines()[-1]
