@@ -356,7 +356,7 @@ Result<std::shared_ptr<arrow::io::RandomAccessFile>> OpenRandom(const ScanState&
 // ---- CSV ------------------------------------------------------------------------------------
 
 int32_t CsvBlockSize(int64_t batch_rows) {
-  return static_cast<int32_t>(std::clamp<int64_t>(batch_rows * 32, 1 << 20, 8 << 20));
+  return static_cast<int32_t>(std::clamp<int64_t>(batch_rows * 16, 1 << 20, 8 << 20));
 }
 
 Result<std::shared_ptr<arrow::csv::StreamingReader>> OpenCsv(const ScanState& state,
