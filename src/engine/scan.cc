@@ -12,6 +12,10 @@
 #include <arrow/io/compressed.h>
 #include <arrow/io/interfaces.h>
 #include <arrow/util/compression.h>
+#include <arrow/util/delimiting.h>
+#include <arrow/io/memory.h>
+#include <arrow/csv/chunker.h>
+#include <cstring>
 #include <parquet/arrow/reader.h>
 #include <parquet/exception.h>
 #include <parquet/file_reader.h>
@@ -279,6 +283,9 @@ namespace {
 struct RawItem {
   size_t file = 0;
   std::shared_ptr<arrow::RecordBatch> batch;
+  std::shared_ptr<arrow::Buffer> csv_block;                     // CSV: whole rows, parsed by a worker
+  std::shared_ptr<const std::vector<std::string>> csv_names;   // ... with these column names
+  std::shared_ptr<arrow::Schema> csv_schema;                    // ... into this schema
   std::shared_ptr<const std::string> text;   // JSON: the bytes the views point into
   std::vector<std::string_view> values;      // JSON: one text per top-level value
   int64_t first_line = 0;                    // JSON lines: line number of values[0]
@@ -359,19 +366,24 @@ int32_t CsvBlockSize(int64_t batch_rows) {
   return static_cast<int32_t>(std::clamp<int64_t>(batch_rows * 16, 1 << 20, 8 << 20));
 }
 
-Result<std::shared_ptr<arrow::csv::StreamingReader>> OpenCsv(const ScanState& state,
-                                                             const std::string& uri,
-                                                             int64_t batch_rows) {
-  OG_ASSIGN_OR_RETURN(auto input, OpenText(state, uri));
+// A streaming CSV reader over `input` with the scan's options. With `names`, the input is a
+// block from the middle of a file: no header, nothing skipped, columns named `names`.
+Result<std::shared_ptr<arrow::csv::StreamingReader>> MakeCsvReader(
+    const ScanState& state, const std::string& uri, std::shared_ptr<arrow::io::InputStream> input,
+    int32_t block_size, const std::vector<std::string>* names) {
   auto read = arrow::csv::ReadOptions::Defaults();
-  read.use_threads = true;
-  read.block_size = CsvBlockSize(batch_rows);
-  read.autogenerate_column_names = !state.with_header;
-  if (state.skip_first) {
-    if (state.with_header) {
-      read.skip_rows_after_names = 1;
-    } else {
-      read.skip_rows = 1;
+  read.use_threads = names == nullptr;
+  read.block_size = block_size;
+  if (names != nullptr) {
+    read.column_names = *names;
+  } else {
+    read.autogenerate_column_names = !state.with_header;
+    if (state.skip_first) {
+      if (state.with_header) {
+        read.skip_rows_after_names = 1;
+      } else {
+        read.skip_rows = 1;
+      }
     }
   }
   auto convert = arrow::csv::ConvertOptions::Defaults();
@@ -395,6 +407,38 @@ Result<std::shared_ptr<arrow::csv::StreamingReader>> OpenCsv(const ScanState& st
   }
 }
 
+Result<std::shared_ptr<arrow::csv::StreamingReader>> OpenCsv(const ScanState& state,
+                                                             const std::string& uri,
+                                                             int64_t batch_rows) {
+  OG_ASSIGN_OR_RETURN(auto input, OpenText(state, uri));
+  return MakeCsvReader(state, uri, std::move(input), CsvBlockSize(batch_rows), nullptr);
+}
+
+// Every batch of a reader as one batch (nullptr when it has none).
+Result<std::shared_ptr<arrow::RecordBatch>> ReadWhole(const std::string& uri,
+                                                      arrow::RecordBatchReader& reader) {
+  std::vector<std::shared_ptr<arrow::RecordBatch>> batches;
+  while (true) {
+    std::shared_ptr<arrow::RecordBatch> batch;
+    arrow::Status st;
+    try {
+      st = reader.ReadNext(&batch);
+    } catch (const std::exception& e) {
+      st = arrow::Status::Invalid(e.what());
+    }
+    if (!st.ok()) return FileError(uri, st);
+    if (batch == nullptr) break;
+    batches.push_back(std::move(batch));
+  }
+  if (batches.empty()) return std::shared_ptr<arrow::RecordBatch>();
+  if (batches.size() == 1) return batches[0];
+  auto table = arrow::Table::FromRecordBatches(reader.schema(), batches);
+  if (!table.ok()) return FileError(uri, table.status());
+  auto combined = (*table)->CombineChunksToBatch();
+  if (!combined.ok()) return FileError(uri, combined.status());
+  return *combined;
+}
+
 // Without a header Arrow names columns f0, f1, ...; Glue names them col0, col1, ...
 std::shared_ptr<arrow::Schema> CsvSchema(const ScanState& state,
                                          const std::shared_ptr<arrow::Schema>& schema) {
@@ -406,49 +450,131 @@ std::shared_ptr<arrow::Schema> CsvSchema(const ScanState& state,
   return arrow::schema(std::move(fields));
 }
 
+// Cuts each CSV file into blocks of whole rows (Arrow's chunker knows quoting and, with
+// multiLine, newlines inside values); workers parse the blocks in parallel. The first block of a
+// file is parsed here, with the header and skipped rows, to learn the column names.
 class CsvProducer {
  public:
   CsvProducer(std::shared_ptr<const ScanState> state, int64_t batch_rows)
-      : state_(std::move(state)), batch_rows_(batch_rows) {}
+      : state_(std::move(state)), block_size_(CsvBlockSize(batch_rows)) {}
 
   Result<std::optional<RawItem>> operator()() {
     while (true) {
-      if (!reader_) {
+      if (!input_) {
         if (file_ >= state_->files.size()) return std::optional<RawItem>();
-        OG_ASSIGN_OR_RETURN(reader_, OpenCsv(*state_, state_->files[file_], batch_rows_));
-        if (!reader_) {
-          ++file_;
-          continue;
-        }
-        schema_ = CsvSchema(*state_, reader_->schema());
+        OG_ASSIGN_OR_RETURN(input_, OpenText(*state_, state_->files[file_]));
+        chunker_ = arrow::csv::MakeChunker(state_->parse);
+        carry_.reset();
+        eof_ = false;
+        first_ = true;
       }
-      std::shared_ptr<arrow::RecordBatch> batch;
-      arrow::Status st;
-      try {
-        st = reader_->ReadNext(&batch);
-      } catch (const std::exception& e) {
-        st = arrow::Status::Invalid(e.what());
-      }
-      if (!st.ok()) return FileError(state_->files[file_], st);
-      if (batch == nullptr) {
-        reader_.reset();
+      const std::string& uri = state_->files[file_];
+      OG_ASSIGN_OR_RETURN(auto whole, NextWhole(uri));
+      if (whole == nullptr) {
+        input_.reset();
         ++file_;
         continue;
       }
       RawItem item;
       item.file = file_;
-      item.batch = arrow::RecordBatch::Make(schema_, batch->num_rows(), batch->columns());
+      if (first_) {
+        first_ = false;
+        auto reader = MakeCsvReader(*state_, uri, std::make_shared<arrow::io::BufferReader>(whole),
+                                    static_cast<int32_t>(std::min<int64_t>(whole->size() + 1, INT32_MAX)),
+                                    nullptr);
+        if (!reader.ok()) return reader.status();
+        if (*reader == nullptr) {  // nothing but blank or skipped lines: an empty file
+          input_.reset();
+          ++file_;
+          continue;
+        }
+        auto names = std::make_shared<std::vector<std::string>>((*reader)->schema()->field_names());
+        names_ = names;
+        schema_ = CsvSchema(*state_, (*reader)->schema());
+        OG_ASSIGN_OR_RETURN(auto batch, ReadWhole(uri, **reader));
+        if (batch == nullptr) {
+          auto empty = arrow::RecordBatch::MakeEmpty(schema_);
+          if (!empty.ok()) return FileError(uri, empty.status());
+          batch = *empty;
+        }
+        item.batch = arrow::RecordBatch::Make(schema_, batch->num_rows(), batch->columns());
+      } else {
+        item.csv_block = std::move(whole);
+        item.csv_names = names_;
+        item.csv_schema = schema_;
+      }
       return std::optional<RawItem>(std::move(item));
     }
   }
 
  private:
+  // The next run of whole rows of the current file; nullptr at its end.
+  Result<std::shared_ptr<arrow::Buffer>> NextWhole(const std::string& uri) {
+    while (true) {
+      if (eof_) {
+        auto rest = std::move(carry_);
+        carry_.reset();
+        if (rest == nullptr || rest->size() == 0) return std::shared_ptr<arrow::Buffer>();
+        return rest;  // the last row may lack its newline
+      }
+      auto block = input_->Read(block_size_);
+      if (!block.ok()) return FileError(uri, block.status());
+      if ((*block)->size() == 0) {
+        eof_ = true;
+        continue;
+      }
+      std::shared_ptr<arrow::Buffer> data = *block;
+      if (carry_ != nullptr && carry_->size() > 0) {
+        auto joined = arrow::AllocateResizableBuffer(carry_->size() + data->size());
+        if (!joined.ok()) return FileError(uri, joined.status());
+        std::memcpy((*joined)->mutable_data(), carry_->data(), carry_->size());
+        std::memcpy((*joined)->mutable_data() + carry_->size(), data->data(), data->size());
+        data = std::shared_ptr<arrow::Buffer>(std::move(*joined));
+      }
+      std::shared_ptr<arrow::Buffer> whole, partial;
+      auto st = chunker_->Process(data, &whole, &partial);
+      if (!st.ok()) return FileError(uri, st);
+      if (whole == nullptr || whole->size() == 0) {
+        carry_ = data;  // a row longer than a block: read on
+        continue;
+      }
+      carry_ = partial;
+      return whole;
+    }
+  }
+
   std::shared_ptr<const ScanState> state_;
-  int64_t batch_rows_;
+  int32_t block_size_;
   size_t file_ = 0;
-  std::shared_ptr<arrow::csv::StreamingReader> reader_;
+  std::shared_ptr<arrow::io::InputStream> input_;
+  std::unique_ptr<arrow::Chunker> chunker_;
+  std::shared_ptr<arrow::Buffer> carry_;
+  bool eof_ = false;
+  bool first_ = true;
+  std::shared_ptr<const std::vector<std::string>> names_;
   std::shared_ptr<arrow::Schema> schema_;
 };
+
+// The batch of a CSV item: parsed here (on a worker) when the producer handed over a block.
+Result<std::shared_ptr<arrow::RecordBatch>> CsvBatch(const ScanState& state, const RawItem& item) {
+  if (item.csv_block == nullptr) return item.batch;
+  const std::string& uri = state.files[item.file];
+  OG_ASSIGN_OR_RETURN(
+      auto reader,
+      MakeCsvReader(state, uri, std::make_shared<arrow::io::BufferReader>(item.csv_block),
+                    static_cast<int32_t>(std::min<int64_t>(item.csv_block->size() + 1, INT32_MAX)),
+                    item.csv_names.get()));
+  std::shared_ptr<arrow::RecordBatch> batch;
+  if (reader != nullptr) {
+    OG_ASSIGN_OR_RETURN(batch, ReadWhole(uri, *reader));
+  }
+  if (batch == nullptr) {
+    auto empty = arrow::RecordBatch::MakeEmpty(item.csv_schema);
+    if (!empty.ok()) return FileError(uri, empty.status());
+    return *empty;
+  }
+  return arrow::RecordBatch::Make(item.csv_schema, batch->num_rows(), batch->columns());
+}
 
 // A string column's values as the inferred Glue type (the type came from ClassifyText over the
 // same values, so every value parses as its kind).
@@ -951,11 +1077,11 @@ Result<std::shared_ptr<arrow::Schema>> Scan::Schema() {
     using Stats = std::vector<std::pair<std::string, TextColumnStats>>;
     OrderedParallelMap<RawItem, Stats> map(
         MakeProducer(state, 65536),
-        [](RawItem item) -> Result<Stats> {
+        [state](RawItem item) -> Result<Stats> {
+          OG_ASSIGN_OR_RETURN(auto batch, CsvBatch(*state, item));
           Stats stats;
-          for (int c = 0; c < item.batch->num_columns(); ++c) {
-            stats.emplace_back(item.batch->schema()->field(c)->name(),
-                               ClassifyTextArray(*item.batch->column(c)));
+          for (int c = 0; c < batch->num_columns(); ++c) {
+            stats.emplace_back(batch->schema()->field(c)->name(), ClassifyTextArray(*batch->column(c)));
           }
           return stats;
         },
@@ -1021,12 +1147,17 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> Scan::Stream(std::shared_ptr<a
         OG_ASSIGN_OR_RETURN(auto batch, BuildJsonBatch(records, local));
         return Conform(batch, target);
       };
+    } else if (state->format == Format::kCsv) {
+      fn = [state, target](RawItem item) -> Result<std::shared_ptr<arrow::RecordBatch>> {
+        OG_ASSIGN_OR_RETURN(auto batch, CsvBatch(*state, item));
+        return Conform(batch, target);
+      };
     } else {
       fn = [target](RawItem item) { return Conform(item.batch, target); };
     }
   } else if (state->format == Format::kCsv) {
-    fn = [target](RawItem item) -> Result<std::shared_ptr<arrow::RecordBatch>> {
-      const auto& batch = item.batch;
+    fn = [state, target](RawItem item) -> Result<std::shared_ptr<arrow::RecordBatch>> {
+      OG_ASSIGN_OR_RETURN(auto batch, CsvBatch(*state, item));
       std::vector<std::shared_ptr<arrow::Array>> columns;
       arrow::FieldVector fields;
       for (int c = 0; c < batch->num_columns(); ++c) {
