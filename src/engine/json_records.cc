@@ -245,9 +245,68 @@ std::shared_ptr<arrow::DataType> InferJsonType(const JsonValue& value) {
   }
 }
 
+namespace {
+
+// `type` widened to hold `v` too. The common case (the value fits the type as it is) returns
+// the same pointer without building any type, which keeps inference cheap per record.
+std::shared_ptr<arrow::DataType> MergeValue(const std::shared_ptr<arrow::DataType>& type,
+                                            const JsonValue& v) {
+  if (v.is_null()) return type;
+  const arrow::Type::type id = type->id();
+  switch (v.type()) {
+    case JsonValue::value_t::object: {
+      if (id != arrow::Type::STRUCT) break;
+      const auto& st = static_cast<const arrow::StructType&>(*type);
+      arrow::FieldVector fields;  // filled only once something changes
+      for (auto it = v.begin(); it != v.end(); ++it) {
+        int index = st.GetFieldIndex(it.key());
+        std::shared_ptr<arrow::DataType> merged =
+            index < 0 ? InferJsonType(it.value()) : MergeValue(st.field(index)->type(), it.value());
+        if (index >= 0 && merged.get() == st.field(index)->type().get()) continue;
+        if (fields.empty()) fields = st.fields();
+        if (index < 0) {
+          // Also handles a key repeated within the object (the first one placed it).
+          int again = -1;
+          for (size_t k = st.num_fields(); k < fields.size(); ++k) {
+            if (fields[k]->name() == it.key()) again = static_cast<int>(k);
+          }
+          if (again < 0) {
+            fields.push_back(arrow::field(it.key(), merged));
+          } else {
+            fields[again] = arrow::field(it.key(), MergeTypes(fields[again]->type(), merged));
+          }
+        } else {
+          fields[index] = arrow::field(it.key(), MergeTypes(fields[index]->type(), merged));
+        }
+      }
+      if (fields.empty()) return type;
+      return arrow::struct_(std::move(fields));
+    }
+    case JsonValue::value_t::array: {
+      if (id != arrow::Type::LIST) break;
+      const auto& element = type->field(0)->type();
+      std::shared_ptr<arrow::DataType> merged = element;
+      for (const auto& item : v) merged = MergeValue(merged, item);
+      if (merged.get() == element.get()) return type;
+      return arrow::list(merged);
+    }
+    default: {
+      auto scalar = InferJsonType(v);
+      if (scalar->id() == id) return type;
+      if (id == arrow::Type::INT64 && scalar->id() == arrow::Type::INT32) return type;
+      if (id == arrow::Type::DOUBLE && v.is_number()) return type;
+      break;
+    }
+  }
+  if (id == arrow::Type::NA) return InferJsonType(v);
+  return MergeTypes(type, InferJsonType(v));
+}
+
+}  // namespace
+
 std::shared_ptr<arrow::DataType> InferRecordsType(const std::vector<JsonValue>& records) {
   std::shared_ptr<arrow::DataType> type = arrow::struct_({});
-  for (const auto& record : records) type = MergeTypes(type, InferJsonType(record));
+  for (const auto& record : records) type = MergeValue(type, record);
   return type;
 }
 

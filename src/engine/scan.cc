@@ -677,7 +677,7 @@ class JsonProducer {
  public:
   JsonProducer(std::shared_ptr<const ScanState> state, int64_t batch_rows)
       : state_(std::move(state)),
-        chunk_bytes_(std::clamp<int64_t>(batch_rows * 256, 1 << 16, 16 << 20)),
+        chunk_bytes_(std::clamp<int64_t>(batch_rows * 16, 1 << 16, 4 << 20)),
         batch_rows_(std::max<int64_t>(batch_rows, 1)) {}
 
   Result<std::optional<RawItem>> operator()() {
