@@ -363,11 +363,12 @@ def checksums(out_dir):
             pf = pq.ParquetFile(os.path.join(dirpath, name))
             files += 1
             for field in pf.schema_arrow:
-                types.setdefault(field.name, str(field.type))
+                types.setdefault(field.name, set()).add(str(field.type))
             acc = parts.setdefault(key, {})
             for batch in pf.iter_batches(batch_size=262144):
                 _accumulate(acc, batch, target, pa, pc)
-    return parts, types, files
+    # One type per column, or every type seen when the files disagree.
+    return parts, {k: " | ".join(sorted(v)) for k, v in types.items()}, files
 
 
 def _accumulate(acc, batch, target, pa, pc):
