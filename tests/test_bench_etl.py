@@ -137,3 +137,34 @@ def test_run_py_reports_the_references_and_openglue_as_unavailable(tmp_path):
     # The cached input is reused on a second run (same bytes, not regenerated).
     cached = [f for f in os.listdir(tmp_path / "cache") if f.endswith(".csv")]
     assert cached == ["orders-v1-5000rows.csv"]
+
+
+def test_report_with_openglue_rows_has_targets_and_overhead():
+    args = etl_run.parse_args(["--no-write-doc", "--repeat", "2"])
+    info = {"nproc": 2, "cpu": "x", "memory": "24 GB", "kernel": "6", "python": "3.11"}
+    meta = {"rows": 14_000_000, "bytes": 2_000_000_000, "generator_version": 1}
+
+    def res(wall, cpu, rss, **extra):
+        return {"exit": 0, "wall_s": wall, "cpu_s": cpu, "peak_rss": rss, "files": 30,
+                "out_bytes": 7e8, "check": "identical", "walls_s": [wall, wall + 1], **extra}
+
+    results = {"pyarrow": res(20.0, 30.0, 9e8), "duckdb": res(25.0, 35.0, 3e9),
+               "openglue": res(22.0, 33.0, 1.2e9),
+               "openglue-job": res(22.5, 33.5, 1.25e9, execution_time_s=22, server_cpu_s=0.05,
+                                   state="SUCCEEDED"),
+               "_load_before": 0.5, "_load_after": 0.7}
+    text = etl_run.render(args, info, "2026-12-01 03:00", meta, results, {}, "openglue 0.1.0")
+    assert "The machine was busy" not in text
+    assert "| OpenGlue, in-process (`python3 etl_job.py`) | 22.0 s | 91 | 33.0 s | 61 | 1.50 | 1,200 MB |" in text
+    assert "Job-run overhead (job run wall − in-process wall): **0.50 s** (2.3 %)" in text
+    assert "| throughput ≥ 0.8× the pyarrow reference's | 0.91× (per CPU-second: 0.91×) | **yes** |" in text
+    assert "| peak RSS < 1.5 GB (input 2.00 GB) | 1,200 MB | **yes** |" in text
+    assert "openglue 22.0, 23.0 s" in text
+
+    results["openglue"].update(wall_s=40.0, peak_rss=1.6e9, check="2 differences",
+                               check_problems=["a", "b"])
+    text = etl_run.render(args, info, "2026-12-01 03:00", meta, results, {}, "openglue 0.1.0")
+    assert "| throughput ≥ 0.8× the pyarrow reference's | 0.50× (per CPU-second: 0.91×) | **no** |" in text
+    assert "| peak RSS < 1.5 GB (input 2.00 GB) | 1,600 MB | **no** |" in text
+    assert "| same rows and values as the reference | 2 differences | **no** |" in text
+    assert "- openglue: a" in text

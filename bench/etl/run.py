@@ -284,11 +284,12 @@ def run_job(args, csv_path, workdir):
     try:
         server.start()
         log(f"openglue listening on {server.endpoint} (pid {server.pid})")
+        # After the server's start: the folders made now inherit the store's default ACL (job
+        # runs may read and write them); the linked input is readable by all (0644).
         _link_or_copy(csv_path, os.path.join(server.data_dir, "s3", IN_BUCKET, "orders.csv"))
-        _link_or_copy(os.path.join(HERE, "etl_job.py"),
-                      os.path.join(server.data_dir, "s3", SCRIPT_BUCKET, "etl_job.py"))
-        for bucket in (IN_BUCKET, SCRIPT_BUCKET):
-            os.chmod(os.path.join(server.data_dir, "s3", bucket), 0o755)
+        script = os.path.join(server.data_dir, "s3", SCRIPT_BUCKET, "etl_job.py")
+        os.makedirs(os.path.dirname(script), exist_ok=True)
+        shutil.copyfile(os.path.join(HERE, "etl_job.py"), script)
         glue = boto3.client("glue", endpoint_url=server.endpoint, region_name=REGION,
                             aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET_KEY,
                             config=botocore.config.Config(retries={"max_attempts": 2}))
