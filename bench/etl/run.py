@@ -212,20 +212,22 @@ def measure(command, env, timeout, log_path):
             "timed_out": time.time() > deadline, "log_tail": tail}
 
 
-def runtime_env(extra=None):
-    """The environment of the child processes: the checkout's awsglue first on PYTHONPATH, no
-    AWS endpoints or credentials inherited from the caller."""
+def runtime_env(runtime_path, extra=None):
+    """The environment of the child processes: the runtime (the checkout's python/ unless
+    --runtime-path says otherwise) and its shims/ (the pyspark stand-in) first on PYTHONPATH, as
+    the server puts them for a job run; no AWS endpoints or credentials inherited from the caller."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("AWS_", "OPENGLUE_S3", "OPENGLUE_SECRET"))}
-    env["PYTHONPATH"] = os.path.join(ROOT, "python") + (
-        os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    paths = [runtime_path] + ([os.path.join(runtime_path, "shims")]
+                              if os.path.isdir(os.path.join(runtime_path, "shims")) else [])
+    env["PYTHONPATH"] = os.pathsep.join(paths + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     env.update(extra or {})
     return env
 
 
-def engine_status(python):
-    """None when `awsglue._engine` imports in `python` with the checkout's runtime, else why not."""
-    r = subprocess.run([python, "-c", "import awsglue._engine"], env=runtime_env(),
+def engine_status(python, runtime_path):
+    """None when `awsglue._engine` imports in `python` with the runtime, else why not."""
+    r = subprocess.run([python, "-c", "import awsglue._engine"], env=runtime_env(runtime_path),
                        capture_output=True, text=True, timeout=60)
     if r.returncode == 0:
         return None
@@ -239,7 +241,8 @@ def engine_status(python):
 def run_reference(name, args, csv_path, workdir):
     out = os.path.join(workdir, f"out-{name}")
     script = os.path.join(HERE, f"ref_{name}.py")
-    r = measure([args.python, script, "--input", csv_path, "--output", out], runtime_env(),
+    r = measure([args.python, script, "--input", csv_path, "--output", out],
+                runtime_env(args.runtime_path),
                 args.timeout, os.path.join(workdir, f"{name}.log"))
     r["output"] = out
     return r
@@ -251,7 +254,7 @@ def run_inprocess(args, csv_path, workdir):
     os.makedirs(s3_root, exist_ok=True)
     r = measure([args.python, os.path.join(HERE, "etl_job.py"), "--JOB_NAME", JOB,
                  "--input", csv_path, "--output", out],
-                runtime_env({"OPENGLUE_S3_ROOT": s3_root}), args.timeout,
+                runtime_env(args.runtime_path, {"OPENGLUE_S3_ROOT": s3_root}), args.timeout,
                 os.path.join(workdir, "openglue.log"))
     r["output"] = out
     return r
@@ -278,7 +281,9 @@ def run_job(args, csv_path, workdir):
         # temporary directory to reach the server's data directory (search only, x).
         os.chmod(workdir, 0o711)
     server = benchlib.OpenGlueServer(workdir, args.openglue_bin,
-                                     extra_args=["--python", args.python, "--log-level", "info"],
+                                     extra_args=["--python", args.python, "--log-level", "info"]
+                                     + (["--runtime-path", args.runtime_path]
+                                        if args.runtime_path_given else []),
                                      copy_binary=True, log_name="server.log")
     result = {"output": os.path.join(server.data_dir, "s3", OUT_BUCKET, "orders")}
     try:
@@ -575,10 +580,16 @@ def parse_args(argv):
     p.add_argument("--repeat", type=int, default=1,
                    help="rounds: every implementation runs this many times, in turn; the report "
                         "keeps each one's fastest run [1]")
+    p.add_argument("--runtime-path", default=None,
+                   help="the awsglue runtime folder: first on the in-process run's PYTHONPATH "
+                        "(with its shims/) and the server's --runtime-path [the checkout's python/; "
+                        "the server's own default]")
     add_binary_arg(p)
     add_output_args(p, "ETL section", "the outputs, logs, the server's data")
     args = p.parse_args(argv)
     args.argv = list(argv)
+    args.runtime_path_given = args.runtime_path is not None
+    args.runtime_path = os.path.abspath(args.runtime_path or os.path.join(ROOT, "python"))
     if args.size_gb is None:
         args.size_gb = 0.1 if args.quick else 2.0
     args.only = [x.strip() for x in args.only.split(",") if x.strip()]
@@ -607,7 +618,7 @@ def main(argv=None):
         results["_duckdb_version"] = duckdb.__version__
     except ImportError:
         unavailable["duckdb"] = "duckdb is not installed (`make bench-deps`)"
-    engine = engine_status(args.python) if {"openglue", "openglue-job"} & set(args.only) else None
+    engine = engine_status(args.python, args.runtime_path) if {"openglue", "openglue-job"} & set(args.only) else None
     if engine:
         unavailable["openglue"] = unavailable["openglue-job"] = engine
         log(f"OpenGlue: not available: {engine}")
