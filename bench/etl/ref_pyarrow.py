@@ -10,15 +10,18 @@ timestamp[us]/utf8), then writes snappy Parquet in Hive-style folders `order_dat
 
 - `direct` (the default, the reference): each batch is sorted by the key and cut into one slice
   per partition, slices are buffered per partition and written as a row group by a
-  pyarrow.parquet.ParquetWriter (one per partition) when 65,536 rows are there. Bounded memory:
-  at most a row group per partition plus the reader's read-ahead.
-- `dataset`: pyarrow.dataset.write_dataset(partitioning=hive) with the same row group size. The
-  same files, but its queue between the reader and the writers is bounded only by 64 Mi rows,
-  so its memory grows with the input when the reader outruns the writers.
+  pyarrow.parquet.ParquetWriter (one per partition) when 65,536 rows are there, on a pool of
+  one thread per core (one row group at a time per partition, at most two per core in flight).
+  Bounded memory: about a row group per partition, the row groups in flight, and the reader's
+  read-ahead.
+- `dataset`: pyarrow.dataset.write_dataset(partitioning=hive) with the same row group size: the
+  same files, written by the dataset writer's own threads.
 """
 import argparse
+import concurrent.futures
 import os
 import sys
+import threading
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -47,7 +50,20 @@ def open_reader(input_path, schema):
 
 def write_direct(reader, output, schema):
     data_schema = pa.schema([f for f in schema if f.name != PARTITION])
-    buffers, rows, writers = {}, {}, {}
+    buffers, rows, writers, locks = {}, {}, {}, {}
+    threads = os.cpu_count() or 1
+    pool = concurrent.futures.ThreadPoolExecutor(threads)
+    in_flight = threading.BoundedSemaphore(2 * threads)   # row groups being encoded at once
+    futures = []
+
+    def encode(key, table):
+        # Encoding and compressing a row group releases the GIL: row groups of different
+        # partitions are written on the pool's threads at once, one at a time per partition.
+        try:
+            with locks[key]:
+                writers[key].write_table(table, row_group_size=ROW_GROUP)
+        finally:
+            in_flight.release()
 
     def flush(key):
         if not rows.get(key):
@@ -57,27 +73,39 @@ def write_direct(reader, output, schema):
             os.makedirs(folder, exist_ok=True)
             writers[key] = pq.ParquetWriter(os.path.join(folder, "part-0.snappy.parquet"),
                                             data_schema, compression="snappy")
-        writers[key].write_table(pa.Table.from_batches(buffers[key], data_schema),
-                                 row_group_size=ROW_GROUP)
+            locks[key] = threading.Lock()
+        table = pa.Table.from_batches(buffers[key], data_schema)
         buffers[key], rows[key] = [], 0
+        in_flight.acquire()
+        futures.append(pool.submit(encode, key, table))
+        if len(futures) > 4 * threads:
+            done = [f for f in futures if f.done()]
+            for f in done:
+                f.result()               # raises the first error
+                futures.remove(f)
 
-    for batch in reader:
-        if batch.num_rows == 0:
-            continue
-        batch = batch.take(pc.sort_indices(batch.column(PARTITION)))
-        runs = pc.run_end_encode(batch.column(PARTITION))
-        data = batch.drop_columns([PARTITION])
-        start = 0
-        for end, key in zip(runs.run_ends.to_pylist(), runs.values.to_pylist()):
-            buffers.setdefault(key, []).append(data.slice(start, end - start))
-            rows[key] = rows.get(key, 0) + end - start
-            start = end
-            if rows[key] >= ROW_GROUP:
-                flush(key)
-    for key in list(buffers):
-        flush(key)
-    for w in writers.values():
-        w.close()
+    try:
+        for batch in reader:
+            if batch.num_rows == 0:
+                continue
+            batch = batch.take(pc.sort_indices(batch.column(PARTITION)))
+            runs = pc.run_end_encode(batch.column(PARTITION))
+            data = batch.drop_columns([PARTITION])
+            start = 0
+            for end, key in zip(runs.run_ends.to_pylist(), runs.values.to_pylist()):
+                buffers.setdefault(key, []).append(data.slice(start, end - start))
+                rows[key] = rows.get(key, 0) + end - start
+                start = end
+                if rows[key] >= ROW_GROUP:
+                    flush(key)
+        for key in list(buffers):
+            flush(key)
+        for f in futures:
+            f.result()
+    finally:
+        pool.shutdown(wait=True)
+        for w in writers.values():
+            w.close()
 
 
 def write_with_dataset(reader, output, schema):
