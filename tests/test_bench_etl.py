@@ -168,3 +168,22 @@ def test_report_with_openglue_rows_has_targets_and_overhead():
     assert "| peak RSS < 1.5 GB (input 2.00 GB) | 1,600 MB | **no** |" in text
     assert "| same rows and values as the reference | 2 differences | **no** |" in text
     assert "- openglue: a" in text
+
+
+def test_repeat_keeps_and_checks_the_fastest_runs_output(tmp_path, monkeypatch):
+    """--repeat 2 where the first round is the faster one: its output must still be there for
+    the check (the slower round's is the one removed)."""
+    walls = iter([1.0, 2.0])
+
+    def fake_run_one(name, args, csv_path, workdir, rep):
+        out = os.path.join(workdir, f"round-{rep}", f"out-{name}")
+        ref_pyarrow.run(csv_path, out)
+        return {"exit": 0, "wall_s": next(walls), "cpu_s": 1.0, "peak_rss": 1e8, "output": out}
+
+    monkeypatch.setattr(etl_run, "run_one", fake_run_one)
+    result = tmp_path / "r.json"
+    assert etl_run.main(["--rows", "2000", "--only", "pyarrow", "--repeat", "2", "--cache-dir",
+                         str(tmp_path / "cache"), "--no-write-doc", "--json", str(result)]) == 0
+    import json
+    r = json.load(open(result))["results"]["pyarrow"]
+    assert r["wall_s"] == 1.0 and r["walls_s"] == [1.0, 2.0] and r["check"] == "identical"

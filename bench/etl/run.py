@@ -345,12 +345,9 @@ def _run_logs(server, run_id):
 
 
 def run_one(name, args, csv_path, workdir, rep):
-    """One run of one implementation; its output goes to a folder of its own for this round
-    (the previous round's is removed first: each holds the full output)."""
+    """One run of one implementation; its output goes to a folder of its own for this round."""
     folder = os.path.join(workdir, f"round-{rep}")
     os.makedirs(folder, exist_ok=True)
-    if rep:
-        shutil.rmtree(os.path.join(workdir, f"round-{rep - 1}", f"out-{name}"), ignore_errors=True)
     try:
         if name in ("pyarrow", "duckdb"):
             return run_reference(name, args, csv_path, folder)
@@ -653,8 +650,14 @@ def main(argv=None):
                 r["walls_s"] = (best or {}).get("walls_s", []) + [r["wall_s"]]
                 if best is None or r["wall_s"] < best["wall_s"]:
                     results[name] = r
+                    worse = best
                 else:
                     best["walls_s"] = r["walls_s"]
+                    worse = r
+                if worse and worse.get("output"):
+                    # Only the kept run's output is checked: the other's goes (each is the
+                    # whole output, hundreds of MB).
+                    shutil.rmtree(worse["output"], ignore_errors=True)
         for name in IMPLEMENTATIONS:
             r = results.get(name)
             if r and r.get("exit") == 0 and not args.no_check:
