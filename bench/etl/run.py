@@ -57,7 +57,7 @@ strings with commas and quotes that need quoting, booleans, dates, timestamps, e
 the other, each in its own process: read the CSV with its header, cast every column (to long,
 int, double, decimal(10,2), string, boolean, date, timestamp), write snappy Parquet partitioned by
 `order_date` (Hive-style folders). pyarrow (`bench/etl/ref_pyarrow.py`: `open_csv` with the
-target types, `write_dataset`) is the near-limit reference; DuckDB (`bench/etl/ref_duckdb.py`) runs
+target types, a `ParquetWriter` per partition) is the near-limit reference; DuckDB (`bench/etl/ref_duckdb.py`) runs
 `COPY (SELECT TRY_CAST(...) FROM read_csv(...)) TO ... (FORMAT parquet, PARTITION_BY (order_date))`;
 OpenGlue runs the Glue script `bench/etl/etl_job.py` (`create_dynamic_frame.from_options` csv
 `withHeader`, `ApplyMapping`, `write_dynamic_frame.from_options` parquet `partitionKeys`) in-process
