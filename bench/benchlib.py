@@ -194,6 +194,11 @@ class OpenGlueServer(ServerProcess):
         if self.binary != self.source_binary:
             shutil.copy2(self.source_binary, self.binary)
         os.makedirs(self.data_dir, exist_ok=True)
+        if os.geteuid() == 0:
+            # A server running as root starts job runs as unprivileged users, and refuses to
+            # start when they cannot traverse to its data folder: the temporary directory
+            # (mkdtemp: 0700) gets search permission for others (x only, no listing).
+            os.chmod(self.workdir, os.stat(self.workdir).st_mode | 0o011)
         port_file = os.path.join(self.workdir, "port")
         with open(self.log_path, "ab") as out:
             self.proc = subprocess.Popen(
