@@ -134,6 +134,13 @@ Status SetServerKey(ServerConfig* config, const std::string& value) {
   return Status::OK();
 }
 
+Status SetS3Api(ServerConfig* config, const std::string& value) {
+  if (value != "auto" && value != "on" && value != "off")
+    return Status::InvalidInput("config 's3_api' must be auto, on or off");
+  config->s3_api = value;
+  return Status::OK();
+}
+
 using S = ServerConfig;
 
 // THE list of configuration keys. One entry per key:
@@ -197,6 +204,15 @@ const std::vector<ConfigKey>& Table() {
      "N+1 .. N+job_uid_count", SetJobUidBase},
     {"job_uid_count", "N", "1000000", "how many run uids job_user=auto cycles through",
      SetJobUidCount},
+    {"s3_api", "auto|on|off", "auto",
+     "serve <data_dir>/s3 over the S3 API (versitygw); auto = when\n"
+     "the binary is found", SetS3Api},
+    {"s3_api_port", "N", "0",
+     "the S3 API's port; 0 = the server's port + 1 (a free port\n"
+     "when the server's port is 0)", SetInt<&S::s3_api_port, 0, 65535>},
+    {"s3_api_binary", "PATH", nullptr,
+     "the versitygw executable [default: next to the build's\n"
+     "python (make deps puts it there), else on PATH]", SetString<&S::s3_api_binary>},
     {"server_key", "KEY", nullptr,
      "key run secrets are derived from, 32+ characters\n"
      "[default: <data_dir>/server.key, made on first start]", SetServerKey, kSecret},
@@ -219,6 +235,8 @@ std::string Normalize(const std::string& key) {
 }  // namespace
 
 const std::vector<ConfigKey>& ConfigKeys() { return Table(); }
+
+const char* BuildPython() { return OPENGLUE_DEFAULT_PYTHON; }
 
 const ConfigKey* FindConfigKey(const std::string& raw_key) {
   std::string key = Normalize(raw_key);

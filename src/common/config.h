@@ -69,6 +69,13 @@ struct ServerConfig {
   // job_uid_base + 1 .. job_uid_base + job_uid_count (no /etc/passwd entries needed).
   int64_t job_uid_base = 0;
   int64_t job_uid_count = 0;
+  // The S3 API over the embedded store (storage/s3_api_server.h): "auto" (on when the binary is
+  // found), "on" (the server does not start without it) or "off"; its port (0 = the server's
+  // port + 1, or a free port when that is 0) and the versitygw binary (empty = `versitygw` next
+  // to the build's Python, else on PATH).
+  std::string s3_api;
+  int s3_api_port = 0;
+  std::string s3_api_binary;
   // Key from which run secrets are derived; empty = <data_dir>/server.key (made on first start).
   std::string server_key;
 
@@ -100,6 +107,9 @@ std::string EnvironmentName(const ConfigKey& key);
 std::string FlagName(const ConfigKey& key);
 // The options part of `openglue serve --help`: one entry per key, with its default.
 std::string ConfigHelp();
+
+// The Python interpreter the build baked in as `python`'s default (the venv's, under `make`).
+const char* BuildPython();
 
 // Reads `path` as a config file into `config`. InvalidInput names the file and line.
 Status LoadConfigFile(const std::string& path, ServerConfig* config);
