@@ -224,8 +224,6 @@ Result<int> S3ApiServer::Spawn() {
   }
   if (pid == 0) {
     setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(127);  // the server died before prctl took effect
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -245,6 +243,9 @@ Result<int> S3ApiServer::Spawn() {
       if (setgroups(1, &gid) != 0 || setgid(gid) != 0) err = errno;
     }
     if (err == 0 && options_.uid >= 0 && setuid(static_cast<uid_t>(options_.uid)) != 0) err = errno;
+    // After the uid change, which clears the parent-death signal.
+    if (err == 0 && prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) err = errno;
+    if (getppid() != parent) _exit(127);  // the server died before prctl took effect
     if (err == 0) {
       execve(argv[0], argv.data(), envp.data());
       err = errno;
