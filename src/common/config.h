@@ -69,6 +69,9 @@ struct ServerConfig {
   // job_uid_base + 1 .. job_uid_base + job_uid_count (no /etc/passwd entries needed).
   int64_t job_uid_base = 0;
   int64_t job_uid_count = 0;
+  // "auto": each run's processes in a cgroup of their own when a writable cgroup v2 is found;
+  // "off": never (containment by process group, and by the run's own uid with job_user=auto).
+  std::string job_cgroup;
   // The S3 API over the embedded store (storage/s3_api_server.h): "auto" (on when the binary is
   // found), "on" (the server does not start without it) or "off"; its port (0 = the server's
   // port + 1, or a free port when that is 0) and the versitygw binary (empty = `versitygw` next
