@@ -240,9 +240,12 @@ int Serve(int argc, char** argv) {
       s3_options.region = config.region;
       if (config.s3_api_port != 0) {
         s3_options.port = config.s3_api_port;
-      } else if (config.port != 0 && port < 65535) {
+      } else if (config.port != 0 && port < 65535 &&
+                 storage::S3ApiServer::PortIsFree(s3_options.host, port + 1)) {
         s3_options.port = port + 1;
       } else {
+        // The default port is taken (or the server's own was chosen by the system): any free
+        // one; runs learn it from AWS_ENDPOINT_URL_S3 and the log line below names it.
         auto free_port = storage::S3ApiServer::PickFreePort(callback_host);
         if (!free_port.ok()) return Fail("S3 API: " + free_port.status().message());
         s3_options.port = *free_port;

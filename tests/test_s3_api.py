@@ -320,3 +320,40 @@ def test_a_link_planted_in_the_store_reaches_nothing_private(s3srv, bucket):
     with pytest.raises(botocore.exceptions.ClientError):
         s3.put_object(Bucket=bucket, Key="datadir/planted.txt", Body=b"x")
     assert not os.path.exists(os.path.join(s3srv.data_dir, "planted.txt"))
+
+
+def test_a_taken_default_port_moves_the_s3_api_elsewhere():
+    import re
+    import socket
+    data_dir = tempfile.mkdtemp(prefix="openglue-s3-")
+    port = free_port()
+    with socket.socket() as squatter:
+        squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            squatter.bind(("127.0.0.1", port + 1))
+        except OSError:
+            pytest.skip(f"port {port + 1} is in use already")
+        squatter.listen(1)
+        srv = Server(data_dir, ["--port", str(port)]).start()
+        try:
+            found = wait_for(lambda: re.search(r"S3 API .* listening on (http://127\.0\.0\.1:(\d+))",
+                                               srv.log()), 10, "the S3 API's log line")
+            assert int(found.group(2)) != port + 1
+            s3 = s3_client(found.group(1))
+            s3.create_bucket(Bucket="moved")
+            assert os.path.isdir(os.path.join(data_dir, "s3", "moved"))
+        finally:
+            srv.stop()
+            shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def test_secrets_of_the_s3_api_are_not_kept_in_the_data_folder(s3srv):
+    # users.json (run secrets, configured pairs) lives on a tmpfs, not under data_dir.
+    for folder, _, files in os.walk(s3srv.data_dir):
+        assert "users.json" not in files, folder
+        for name in files:
+            try:
+                with open(os.path.join(folder, name), "rb") as f:
+                    assert b'accessAccounts' not in f.read(), name
+            except OSError:
+                pass

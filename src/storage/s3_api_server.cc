@@ -65,6 +65,40 @@ Result<sockaddr_in> Resolve(const std::string& host, int port) {
   return addr;
 }
 
+// /dev/shm/openglue-s3api-<uid>-<hash of the state folder>, 0700, empty; owned by options.uid
+// when set. /dev/shm is shared (sticky): an entry of that name that is not our own folder is
+// left alone and a random name used instead.
+Result<std::string> MakeRuntimeDir(const S3ApiServerOptions& options) {
+  struct stat st;
+  std::string base = "/dev/shm";
+  if (stat(base.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    const char* runtime = std::getenv("XDG_RUNTIME_DIR");
+    base = runtime && *runtime ? runtime : "/tmp";
+  }
+  std::error_code ec;
+  std::string state = std::filesystem::absolute(options.state_dir, ec).string();
+  char hash[17];
+  snprintf(hash, sizeof(hash), "%016zx", std::hash<std::string>()(state));
+  std::string dir = base + "/openglue-s3api-" + std::to_string(geteuid()) + "-" + hash;
+  if (lstat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && !S_ISLNK(st.st_mode) &&
+      (st.st_uid == geteuid() || (options.uid >= 0 && st.st_uid == static_cast<uid_t>(options.uid)))) {
+    std::filesystem::remove_all(dir, ec);  // a predecessor's, killed before it cleaned up
+  }
+  if (mkdir(dir.c_str(), 0700) != 0) {
+    std::string tmpl = base + "/openglue-s3api-XXXXXX";
+    if (mkdtemp(tmpl.data()) == nullptr)
+      return Status::Internal("cannot create a private folder under " + base + ": " + std::strerror(errno));
+    dir = tmpl;
+  }
+  if (options.uid >= 0 &&
+      chown(dir.c_str(), static_cast<uid_t>(options.uid), static_cast<gid_t>(options.gid)) != 0) {
+    int err = errno;
+    std::filesystem::remove_all(dir, ec);
+    return Status::Internal("cannot chown " + dir + ": " + std::strerror(err));
+  }
+  return dir;
+}
+
 }  // namespace
 
 S3ApiServer::S3ApiServer(S3ApiServerOptions options)
@@ -91,17 +125,10 @@ Result<std::unique_ptr<S3ApiServer>> S3ApiServer::Make(S3ApiServerOptions option
     return Status::Internal("cannot chown the S3 API state folder " + options.state_dir + ": " +
                             std::strerror(errno));
   std::unique_ptr<S3ApiServer> server(new S3ApiServer(std::move(options)));
-  // The admin API on a unix socket in the private folder. sun_path holds 107 bytes: a deeper
-  // data_dir gets a private folder of its own under /tmp.
-  server->admin_socket_ = server->options_.state_dir + "/admin.sock";
-  if (server->admin_socket_.size() > 100) {
-    char tmpl[] = "/tmp/openglue-s3admin-XXXXXX";
-    if (mkdtemp(tmpl) == nullptr) return Status::Internal("mkdtemp for the S3 admin socket failed");
-    server->admin_socket_ = std::string(tmpl) + "/admin.sock";
-    if (server->options_.uid >= 0 && chown(tmpl, static_cast<uid_t>(server->options_.uid),
-                                           static_cast<gid_t>(server->options_.gid)) != 0)
-      return Status::Internal(std::string("cannot chown ") + tmpl + ": " + std::strerror(errno));
-  }
+  // Secrets (users.json) and the admin socket live in memory, never on disk: a private folder
+  // on a tmpfs, named after the state folder so that a restart after a crash replaces its own.
+  OG_ASSIGN_OR_RETURN(server->runtime_dir_, MakeRuntimeDir(server->options_));
+  server->admin_socket_ = server->runtime_dir_ + "/admin.sock";
   {
     MutexLock lock(&server->mutex_);
     OG_RETURN_NOT_OK(server->WriteAccounts());
@@ -145,7 +172,7 @@ Status S3ApiServer::WriteAccounts() {
                          {"userID", 0},   {"groupID", 0},     {"projectID", 0}};
   }
   std::string text = DumpJson(Json{{"accessAccounts", accounts}});
-  std::string path = options_.state_dir + "/users.json";
+  std::string path = runtime_dir_ + "/users.json";
   std::string tmp = path + ".tmp";
   int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return Status::Internal("cannot write " + tmp + ": " + std::strerror(errno));
@@ -184,6 +211,18 @@ Result<int> S3ApiServer::PickFreePort(const std::string& host) {
   return static_cast<int>(ntohs(addr.sin_port));
 }
 
+bool S3ApiServer::PortIsFree(const std::string& host, int port) {
+  Result<sockaddr_in> addr = Resolve(host, port);
+  if (!addr.ok()) return false;
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));  // as Go's listeners do
+  bool free = bind(fd, reinterpret_cast<const sockaddr*>(&*addr), sizeof(*addr)) == 0;
+  close(fd);
+  return free;
+}
+
 bool S3ApiServer::Accepting() const {
   Result<sockaddr_in> addr = Resolve(options_.host, options_.port);
   if (!addr.ok()) return false;
@@ -199,7 +238,7 @@ Result<int> S3ApiServer::Spawn() {
   std::string listen = options_.host + ":" + std::to_string(options_.port);
   std::vector<std::string> args = {
       options_.binary, "--port", listen, "--admin-port", admin_socket_, "--socket-perm", "0600",
-      "--region", options_.region, "--iam-dir", options_.state_dir, "--iam-cache-disable",
+      "--region", options_.region, "--iam-dir", runtime_dir_, "--iam-cache-disable",
       "--quiet", "posix", "--dir-perms", "0770", "--file-perms", "0660", options_.root_dir};
   const char* path_env = std::getenv("PATH");
   std::vector<std::string> env = {
@@ -288,7 +327,12 @@ Status S3ApiServer::Start() {
       Stop();
       return Status::Internal(error);
     }
-    if (Accepting()) {
+    bool ours = false;  // our first child is up: not another program's listener on the port
+    {
+      MutexLock lock(&mutex_);
+      ours = pid_ > 0 && starts_ == 1;
+    }
+    if (ours && Accepting()) {
       OG_LOG(kInfo, "S3 API (versitygw posix over " << options_.root_dir << ") listening on "
                                                    << endpoint() << " (pid " << pid() << ")");
       return Status::OK();
@@ -367,6 +411,8 @@ void S3ApiServer::Stop() {
     if (pid_ > 0) kill(-pid_, SIGKILL);
   }
   if (supervisor_.joinable()) supervisor_.join();
+  std::error_code ec;
+  if (!runtime_dir_.empty()) std::filesystem::remove_all(runtime_dir_, ec);
 }
 
 }  // namespace openglue::storage

@@ -11,10 +11,11 @@
 //
 // Credentials: the root account (options.root_access_key / root_secret_key, passed through the
 // child's environment, never its command line) plus the accounts given to Grant: versitygw's
-// internal IAM reads them from `<state_dir>/users.json` on every request (its cache is off), so a
-// Grant or Revoke takes effect at the next request. Granted accounts have versitygw's `admin`
-// role (every bucket); versitygw's admin API listens on a unix socket inside state_dir (mode
-// 0700), not on the S3 port, so no S3 client can manage accounts.
+// internal IAM reads them from `users.json` on every request (its cache is off), so a Grant or
+// Revoke takes effect at the next request. That file and versitygw's admin API socket live in a
+// private folder (0700) on a tmpfs (/dev/shm), so secrets never reach a disk; the admin API is
+// not on the S3 port, so no S3 client can manage accounts. Granted accounts have versitygw's
+// `admin` role (every bucket).
 //
 // Thread-safety: every method may be called concurrently.
 #pragma once
@@ -32,7 +33,7 @@ namespace openglue::storage {
 struct S3ApiServerOptions {
   std::string binary;     // the versitygw executable
   std::string root_dir;   // the directory served: bucket = sub-directory, key = relative path
-  std::string state_dir;  // private folder for users.json, the admin socket and the log
+  std::string state_dir;  // private folder for versitygw's log
   std::string host = "127.0.0.1";
   int port = 0;           // must be a real port (see PickFreePort)
   std::string region = "us-east-1";
@@ -51,8 +52,8 @@ struct S3ApiServerOptions {
 
 class S3ApiServer {
  public:
-  // Checks the options and prepares state_dir (created 0700; users.json written with the
-  // accounts granted so far: none). InvalidInput for a missing binary or empty credentials.
+  // Checks the options, prepares state_dir (created 0700) and the private tmpfs folder (users.json
+  // with no account yet). InvalidInput for a missing binary or empty credentials.
   static Result<std::unique_ptr<S3ApiServer>> Make(S3ApiServerOptions options);
   ~S3ApiServer();  // Stop()
 
@@ -78,6 +79,8 @@ class S3ApiServer {
 
   // A TCP port on `host` that was free a moment ago (bind to port 0, read it, close).
   static Result<int> PickFreePort(const std::string& host);
+  // Whether `port` on `host` can be bound now.
+  static bool PortIsFree(const std::string& host, int port);
 
  private:
   explicit S3ApiServer(S3ApiServerOptions options);
@@ -89,6 +92,7 @@ class S3ApiServer {
 
   const S3ApiServerOptions options_;
   const std::string log_path_;
+  std::string runtime_dir_;  // users.json and the admin socket (a tmpfs); removed by Stop
   std::string admin_socket_;
 
   mutable Mutex mutex_;
