@@ -76,6 +76,8 @@ class S3ApiServer {
   // How many times the child was started (1 after Start, +1 per restart).
   int starts() const EXCLUDES(mutex_);
   const std::string& log_path() const { return log_path_; }
+  // The private tmpfs folder of users.json and the admin socket.
+  const std::string& runtime_dir() const { return runtime_dir_; }
 
   // A TCP port on `host` that was free a moment ago (bind to port 0, read it, close).
   static Result<int> PickFreePort(const std::string& host);
