@@ -43,18 +43,12 @@ class GlueLogger:
         self._log("DEBUG", msg)
 
 
-class _SparkSessionUnavailable:
-    """What `glueContext.spark_session` is on the embedded engine: any use raises the clear
-    Spark-API error (never an AttributeError)."""
-
-    def __getattr__(self, item):
-        raise spark_unavailable("spark_session.{}".format(item))
-
-    def __call__(self, *args, **kwargs):
-        raise spark_unavailable("spark_session")
-
-    def __repr__(self) -> str:
-        return "<spark_session: needs --engine spark>"
+def _spark_session():
+    """What `glueContext.spark_session` is on the embedded engine: the pyspark stand-in's session
+    (awsglue.spark_api), which allows the harmless preamble (`spark.conf.set`, `sparkContext`,
+    `stop()`) and raises the clear Spark-API error on real use, never an AttributeError."""
+    from .spark_api import get_spark_session
+    return get_spark_session()
 
 
 def _paths(connection_options: dict) -> List[str]:
@@ -135,11 +129,11 @@ class GlueContext:
 
     @property
     def spark_session(self):
-        return _SparkSessionUnavailable()
+        return _spark_session()
 
     @property
     def sparkSession(self):
-        return _SparkSessionUnavailable()
+        return _spark_session()
 
     def create_data_frame_from_options(self, *args, **kwargs):
         raise spark_unavailable("glueContext.create_data_frame_from_options()")

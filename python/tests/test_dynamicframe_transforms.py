@@ -334,6 +334,8 @@ def test_spark_apis_raise_clear_error(ctx):
         DynamicFrame.fromDF(None, ctx, "x")
     with pytest.raises(SparkApiUnavailable, match="--engine spark"):
         ctx.spark_session.sql("select 1")
+    # The common preamble of Glue scripts is harmless on the embedded engine.
+    ctx.spark_session.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
     with pytest.raises(SparkApiUnavailable, match="--engine spark"):
         f.withColumn("x", None)
     with pytest.raises(AttributeError):
