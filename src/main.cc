@@ -29,6 +29,7 @@
 #include "common/random.h"
 #include "jobs/run_sandbox.h"
 #include "storage/s3_api_server.h"
+#include "storage/s3_object_store.h"
 #include "store/sqlite_store.h"
 
 extern char** environ;
@@ -274,6 +275,27 @@ int Serve(int argc, char** argv) {
       if (!(st = s3_api->Start()).ok()) return Fail("S3 API: " + st.message());
     }
   }
+  // s3:// locations the server reads from an external S3 endpoint, when one is configured. Arrow's
+  // S3 support is finalized after the store is gone (the guard is destroyed last).
+  struct S3Finalizer {
+    bool used = false;
+    ~S3Finalizer() {
+      if (used) storage::S3ObjectStore::Finalize();
+    }
+  } s3_finalizer;
+  std::unique_ptr<storage::S3ObjectStore> external_objects;
+  if (!config.s3_endpoint.empty()) {
+    storage::S3ObjectStoreOptions s3_store_options;
+    s3_store_options.endpoint = config.s3_endpoint;
+    s3_store_options.access_key = config.s3_access_key_id;
+    s3_store_options.secret_key = config.s3_secret_access_key;
+    s3_store_options.region = config.s3_region.empty() ? config.region : config.s3_region;
+    s3_finalizer.used = true;
+    auto made = storage::S3ObjectStore::Make(s3_store_options);
+    if (!made.ok()) return Fail("s3_endpoint: " + made.status().message());
+    external_objects = std::move(*made);
+    OG_LOG(kInfo, "s3:// locations the server reads come from " << config.s3_endpoint);
+  }
   // Jobs: runs are processes that call back to this server with a credential of their own.
   std::string runtime_path = config.runtime_path.empty() ? OPENGLUE_PYTHON_DIR : config.runtime_path;
   logs::LogStoreOptions log_options;
@@ -290,6 +312,7 @@ int Serve(int argc, char** argv) {
   job_options.region = config.region;
   if (s3_api) job_options.s3_endpoint = s3_api->endpoint();
   job_options.account_id = config.account_id;
+  if (external_objects) job_options.objects = external_objects.get();
   job_options.python = config.python;
   job_options.runtime_path = runtime_path;
   job_options.max_concurrent_runs = config.max_concurrent_runs;

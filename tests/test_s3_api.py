@@ -357,3 +357,45 @@ def test_secrets_of_the_s3_api_are_not_kept_in_the_data_folder(s3srv):
                     assert b'accessAccounts' not in f.read(), name
             except OSError:
                 pass
+
+
+def test_job_scripts_come_from_a_configured_external_endpoint(s3srv, tmp_path):
+    # s3srv's S3 API plays an external S3-compatible endpoint for a second server.
+    s3 = s3srv.s3()
+    s3.create_bucket(Bucket="ext-scripts")
+    s3.put_object(Bucket="ext-scripts", Key="jobs/remote.py", Body=(
+        b"import sys\nargs = dict(zip(sys.argv[1::2], sys.argv[2::2]))\n"
+        b"open(args['--out'], 'w').write('ran the remote script')\n"))
+    data_dir = tempfile.mkdtemp(prefix="openglue-s3-")
+    srv = Server(data_dir, ["--s3-api", "off", "--s3-endpoint", s3srv.s3_endpoint,
+                            "--s3-access-key-id", ACCESS_KEY],
+                 env={"OPENGLUE_S3_SECRET_ACCESS_KEY": SECRET_KEY}).start()
+    try:
+        glue = srv.client()
+        kit = JobKit(srv, glue)
+        out = tmp_path / "out.txt"
+        job = kit.job(script="s3://ext-scripts/jobs/remote.py")
+        run = kit.run(job, timeout=60, Arguments={"--out": str(out)})
+        assert run["JobRunState"] == "SUCCEEDED", run.get("ErrorMessage")
+        assert out.read_text() == "ran the remote script"
+        # The second server's own embedded store is not where s3:// goes any more.
+        local = os.path.join(data_dir, "s3", "ext-scripts", "jobs")
+        os.makedirs(local)
+        with open(os.path.join(local, "local-only.py"), "w") as f:
+            f.write("pass\n")
+        run = kit.run(kit.job(script="s3://ext-scripts/jobs/local-only.py"), timeout=60)
+        assert run["JobRunState"] in ("FAILED", "ERROR")
+        assert "local-only.py" in run.get("ErrorMessage", "")
+        kit.close()
+    finally:
+        srv.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def test_the_external_endpoints_secret_is_refused_as_a_flag(tmp_path):
+    import subprocess
+    from conftest import BIN
+    result = subprocess.run([BIN, "serve", "--s3-secret-access-key", "x"], capture_output=True,
+                            text=True, timeout=30)
+    assert result.returncode != 0
+    assert "OPENGLUE_S3_SECRET_ACCESS_KEY" in result.stderr

@@ -223,6 +223,15 @@ const std::vector<ConfigKey>& Table() {
     {"s3_api_binary", "PATH", nullptr,
      "the versitygw executable [default: next to the build's\n"
      "python (make deps puts it there), else on PATH]", SetString<&S::s3_api_binary>},
+    {"s3_endpoint", "URL", nullptr,
+     "an S3-compatible endpoint (http(s)://host[:port]) for the s3://\n"
+     "locations the server reads (job scripts, --extra-py-files);\n"
+     "unset = the embedded store <data_dir>/s3", SetString<&S::s3_endpoint>},
+    {"s3_access_key_id", "ID", nullptr, "access key for s3_endpoint", SetString<&S::s3_access_key_id>},
+    {"s3_secret_access_key", "SECRET", nullptr, "its secret", SetString<&S::s3_secret_access_key>,
+     kSecret},
+    {"s3_region", "NAME", nullptr, "region of s3_endpoint [default: region]",
+     SetString<&S::s3_region>},
     {"server_key", "KEY", nullptr,
      "key run secrets are derived from, 32+ characters\n"
      "[default: <data_dir>/server.key, made on first start]", SetServerKey, kSecret},

@@ -79,6 +79,12 @@ struct ServerConfig {
   std::string s3_api;
   int s3_api_port = 0;
   std::string s3_api_binary;
+  // An S3-compatible endpoint (storage/s3_object_store.h) for the s3:// locations the server
+  // itself reads (job scripts, --extra-py-files, --extra-files); empty = the embedded store.
+  std::string s3_endpoint;
+  std::string s3_access_key_id;
+  std::string s3_secret_access_key;
+  std::string s3_region;  // empty = `region`
   // Key from which run secrets are derived; empty = <data_dir>/server.key (made on first start).
   std::string server_key;
 
