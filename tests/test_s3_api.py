@@ -313,13 +313,105 @@ def test_a_link_planted_in_the_store_reaches_nothing_private(s3srv, bucket):
     os.symlink(os.path.join(s3srv.data_dir, "server.key"), os.path.join(bucket_dir, "leak.key"))
     os.symlink(s3srv.data_dir, os.path.join(bucket_dir, "datadir"))
     s3 = s3srv.s3()
-    # (What versitygw itself reads, its accounts file, stays reachable: docs/security.md.)
     for key in ["leak.key", "datadir/server.key", "datadir/catalog.db"]:
         with pytest.raises(botocore.exceptions.ClientError):
             s3.get_object(Bucket=bucket, Key=key)
     with pytest.raises(botocore.exceptions.ClientError):
         s3.put_object(Bucket=bucket, Key="datadir/planted.txt", Body=b"x")
     assert not os.path.exists(os.path.join(s3srv.data_dir, "planted.txt"))
+
+
+def gateway_iam_dir(srv):
+    """The private tmpfs folder of versitygw's users.json, from its command line."""
+    [pid] = srv.gateway_pids()
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+        args = f.read().split(b"\0")
+    return args[args.index(b"--iam-dir") + 1].decode()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="job users (and the unprivileged S3 server) need root")
+def test_links_to_what_the_gateway_itself_can_read_are_not_followed(s3srv, bucket):
+    # The gateway runs in a mount namespace of its own where the store is mounted nosymfollow:
+    # a link a job plants in the store is not followed, even to files the gateway's own uid
+    # may read (its accounts file, its environment with the root key pair, a readable file).
+    [pid] = s3srv.gateway_pids()
+    accounts = os.path.join(gateway_iam_dir(s3srv), "users.json")
+    with open(accounts, "rb") as f:
+        assert b"accessAccounts" in f.read()
+    outside_dir = tempfile.mkdtemp(prefix="openglue-outside-")
+    try:
+        os.chmod(outside_dir, 0o755)
+        outside = os.path.join(outside_dir, "public.txt")
+        with open(outside, "wb") as f:
+            f.write(b"outside the store")
+        os.chmod(outside, 0o644)
+        bucket_dir = os.path.join(s3srv.data_dir, "s3", bucket)
+        os.makedirs(os.path.join(bucket_dir, "deep"))
+        links = {"accounts.json": accounts, "environ": "/proc/self/environ",
+                 "outside.txt": outside, "outside-dir": outside_dir,
+                 "deep/environ": "/proc/self/environ"}
+        for name, target in links.items():
+            os.symlink(target, os.path.join(bucket_dir, name))
+        s3 = s3srv.s3()
+        for key in [*links, "outside-dir/public.txt"]:
+            try:
+                body = s3.get_object(Bucket=bucket, Key=key)["Body"].read()
+            except botocore.exceptions.ClientError:
+                continue
+            pytest.fail(f"{key} was served: {body[:80]!r}")
+        with pytest.raises(botocore.exceptions.ClientError):
+            s3.put_object(Bucket=bucket, Key="outside-dir/planted.txt", Body=b"x")
+        assert not os.path.exists(os.path.join(outside_dir, "planted.txt"))
+        # Regular objects, nested keys and listings still work beside the links.
+        s3.put_object(Bucket=bucket, Key="plain.txt", Body=b"plain")
+        s3.put_object(Bucket=bucket, Key="a/b/c/nested.txt", Body=b"nested")
+        assert s3.get_object(Bucket=bucket, Key="plain.txt")["Body"].read() == b"plain"
+        assert s3.get_object(Bucket=bucket, Key="a/b/c/nested.txt")["Body"].read() == b"nested"
+        with open(os.path.join(bucket_dir, "deep", "direct.txt"), "wb") as f:
+            f.write(b"placed")
+        assert s3.get_object(Bucket=bucket, Key="deep/direct.txt")["Body"].read() == b"placed"
+        listed = s3.list_objects_v2(Bucket=bucket, Prefix="a/")
+        assert [o["Key"] for o in listed.get("Contents", [])] == ["a/b/c/nested.txt"]
+        # The namespace is the gateway's alone: the server's own view of the store is unchanged.
+        with open(f"/proc/{s3srv.proc.pid}/mountinfo") as f:
+            assert os.path.join(s3srv.data_dir, "s3") not in f.read()
+        assert s3srv.gateway_pids() == [pid]
+        with open(f"/proc/{pid}/mountinfo") as f:
+            store = [line.split() for line in f if line.split()[4] == os.path.join(s3srv.data_dir, "s3")]
+        assert store and "nosymfollow" in store[-1][5].split(","), store
+        assert "symbolic links in the store are not followed" in s3srv.log()
+    finally:
+        shutil.rmtree(outside_dir, ignore_errors=True)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("capsh"), reason="needs root and capsh")
+def test_without_cap_sys_admin_the_gateway_still_serves_and_one_warning_says_so(tmp_path, monkeypatch):
+    import conftest
+    wrapper = tmp_path / "openglue-no-sys-admin"
+    wrapper.write_text(f'#!/bin/sh\nexec capsh --drop=cap_sys_admin -- -c \'exec "$@"\' sh {conftest.BIN} "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setattr(conftest, "BIN", str(wrapper))
+    data_dir = tempfile.mkdtemp(prefix="openglue-s3-")
+    srv = S3Server(data_dir)
+    try:
+        srv.start()
+        wait_for(lambda: "listening on" in srv.log(), 20, "the S3 API's log line")
+        s3 = srv.s3()
+        s3.create_bucket(Bucket="nocap")
+        s3.put_object(Bucket="nocap", Key="k/x.txt", Body=b"x")
+        assert s3.get_object(Bucket="nocap", Key="k/x.txt")["Body"].read() == b"x"
+        # A restart of the gateway does not repeat the warning.
+        starts = srv.log().count("S3 API server (pid")
+        os.kill(children(srv.proc.pid, "versitygw")[0], signal.SIGKILL)
+        wait_for(lambda: srv.log().count("S3 API server (pid") > starts, 10, "the restart line")
+        wait_for(lambda: len(children(srv.proc.pid, "versitygw")) == 1, 10, "the restarted gateway")
+        log = srv.log()
+        assert log.count("could not keep versitygw from following symbolic links") == 1, log
+        assert "unshare(CLONE_NEWNS)" in log
+        assert "symbolic links in the store are not followed" not in log
+    finally:
+        srv.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 def test_a_taken_default_port_moves_the_s3_api_elsewhere():

@@ -5,9 +5,13 @@
 #include <netdb.h>
 #include <signal.h>
 #include <grp.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,6 +21,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <utility>
 #include <vector>
 
 #include "common/json.h"
@@ -25,6 +30,12 @@
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+#ifndef MS_NOSYMFOLLOW
+#define MS_NOSYMFOLLOW 256  // Linux 5.10
+#endif
+#ifndef ST_NOSYMFOLLOW
+#define ST_NOSYMFOLLOW 0x2000
 #endif
 
 namespace openglue::storage {
@@ -97,6 +108,59 @@ Result<std::string> MakeRuntimeDir(const S3ApiServerOptions& options) {
     return Status::Internal("cannot chown " + dir + ": " + std::strerror(err));
   }
   return dir;
+}
+
+// What the child reports through the pipe before its execve: a step of the store's isolation that
+// failed (the child goes on without it) or the failure of the exec itself (the child exits).
+enum ChildStep : int {
+  kUnshare = 1,
+  kMakePrivate,
+  kBindStore,
+  kReadFlags,
+  kRemountNoSymFollow,
+  kNoSymFollowIgnored,
+  kExec = 100,
+};
+struct ChildReport {
+  int step;
+  int err;
+};
+
+const char* DescribeStep(int step) {
+  switch (step) {
+    case kUnshare: return "unshare(CLONE_NEWNS)";
+    case kMakePrivate: return "making / private";
+    case kBindStore: return "bind-mounting the store";
+    case kReadFlags: return "statfs of the store";
+    case kRemountNoSymFollow: return "remounting the store nosymfollow";
+    case kNoSymFollowIgnored: return "the kernel ignored nosymfollow";
+    default: return "?";
+  }
+}
+
+// In the forked child (async-signal-safe calls only): a mount namespace of its own in which
+// `store` is a bind mount of itself with MS_NOSYMFOLLOW, so no symbolic link below it is
+// followed by anything the child runs. The mount's other flags (ro, nosuid, nodev, noexec, atime
+// options) are kept. Returns 0, or the failed step (errno in *err).
+int IsolateStore(const char* store, int* err) {
+  if (unshare(CLONE_NEWNS) != 0) return *err = errno, kUnshare;
+  // Nothing mounted here propagates back to the server's namespace.
+  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return *err = errno, kMakePrivate;
+  if (mount(store, store, nullptr, MS_BIND | MS_REC, nullptr) != 0) return *err = errno, kBindStore;
+  struct statfs fs;
+  if (statfs(store, &fs) != 0) return *err = errno, kReadFlags;
+  unsigned long flags = MS_REMOUNT | MS_BIND | MS_NOSYMFOLLOW;
+  const std::pair<unsigned long, unsigned long> kept[] = {
+      {ST_RDONLY, MS_RDONLY},     {ST_NOSUID, MS_NOSUID},         {ST_NODEV, MS_NODEV},
+      {ST_NOEXEC, MS_NOEXEC},     {ST_NOATIME, MS_NOATIME},       {ST_NODIRATIME, MS_NODIRATIME},
+      {ST_RELATIME, MS_RELATIME}};
+  for (const auto& [st, ms] : kept)
+    if (fs.f_flags & st) flags |= ms;
+  if (mount(nullptr, store, nullptr, flags, nullptr) != 0) return *err = errno, kRemountNoSymFollow;
+  // A kernel before 5.10 ignores the unknown flag: check that it took.
+  if (statfs(store, &fs) != 0) return *err = errno, kReadFlags;
+  if (!(fs.f_flags & ST_NOSYMFOLLOW)) return *err = EOPNOTSUPP, kNoSymFollowIgnored;
+  return 0;
 }
 
 }  // namespace
@@ -233,8 +297,19 @@ bool S3ApiServer::Accepting() const {
   return ok;
 }
 
+bool S3ApiServer::links_followed() const {
+  MutexLock lock(&mutex_);
+  return links_followed_;
+}
+
 Result<int> S3ApiServer::Spawn() {
   // Everything the child needs is built before fork: after it, only async-signal-safe calls.
+  // Under root (job users write into the store) the child gets a private mount namespace with the
+  // store mounted nosymfollow: a link a job plants there reaches nothing (docs/security.md).
+  const bool isolate = geteuid() == 0;
+  std::error_code ec;
+  std::string store = std::filesystem::canonical(options_.root_dir, ec).string();
+  if (ec) store = options_.root_dir;
   std::string listen = options_.host + ":" + std::to_string(options_.port);
   std::vector<std::string> args = {
       options_.binary, "--port", listen, "--admin-port", admin_socket_, "--socket-perm", "0600",
@@ -277,6 +352,14 @@ Result<int> S3ApiServer::Spawn() {
     if (null >= 0) dup2(null, 0);
     syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
     int err = 0;
+    if (isolate) {
+      ChildReport failed{0, 0};
+      failed.step = IsolateStore(store.c_str(), &failed.err);
+      if (failed.step != 0) {
+        ssize_t ignored = write(report[1], &failed, sizeof(failed));
+        (void)ignored;
+      }
+    }
     if (options_.gid >= 0) {
       gid_t gid = static_cast<gid_t>(options_.gid);
       if (setgroups(1, &gid) != 0 || setgid(gid) != 0) err = errno;
@@ -289,20 +372,43 @@ Result<int> S3ApiServer::Spawn() {
       execve(argv[0], argv.data(), envp.data());
       err = errno;
     }
-    ssize_t ignored = write(report[1], &err, sizeof(err));
+    ChildReport failed{kExec, err};
+    ssize_t ignored = write(report[1], &failed, sizeof(failed));
     (void)ignored;
     _exit(127);
   }
   close(report[1]);
-  int err = 0;
-  ssize_t n;
-  while ((n = read(report[0], &err, sizeof(err))) < 0 && errno == EINTR) {
+  // Reports until the pipe closes (at the execve, which closes it, or at the child's exit).
+  ChildReport isolation{0, 0};
+  int exec_err = 0;
+  for (;;) {
+    ChildReport got{0, 0};
+    ssize_t n = read(report[0], &got, sizeof(got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n != sizeof(got)) break;
+    if (got.step == kExec) exec_err = got.err;
+    else isolation = got;
   }
   close(report[0]);
-  if (n == sizeof(err)) {
+  if (exec_err != 0) {
     while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
     }
-    return Status::Internal("cannot run " + options_.binary + ": " + std::strerror(err));
+    return Status::Internal("cannot run " + options_.binary + ": " + std::strerror(exec_err));
+  }
+  bool warn = false;
+  {
+    MutexLock lock(&mutex_);
+    bool followed = !isolate || isolation.step != 0;
+    warn = isolate && followed && !warned_links_;
+    if (warn) warned_links_ = true;
+    links_followed_ = followed;
+  }
+  if (warn) {
+    OG_LOG(kWarn, "S3 API: could not keep versitygw from following symbolic links in " << store << " ("
+                      << DescribeStep(isolation.step) << ": " << std::strerror(isolation.err)
+                      << "; needs CAP_SYS_ADMIN and Linux 5.10+): a job that plants a link in the "
+                         "store can read versitygw's accounts file and environment over S3. Where "
+                         "jobs are not trusted with those, set s3_api = off (docs/security.md)");
   }
   return static_cast<int>(pid);
 }
@@ -334,7 +440,8 @@ Status S3ApiServer::Start() {
     }
     if (ours && Accepting()) {
       OG_LOG(kInfo, "S3 API (versitygw posix over " << options_.root_dir << ") listening on "
-                                                   << endpoint() << " (pid " << pid() << ")");
+                                                   << endpoint() << " (pid " << pid() << ")"
+                                                   << (links_followed() ? "" : "; symbolic links in the store are not followed"));
       return Status::OK();
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));

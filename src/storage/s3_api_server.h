@@ -17,6 +17,14 @@
 // not on the S3 port, so no S3 client can manage accounts. Granted accounts have versitygw's
 // `admin` role (every bucket).
 //
+// Symbolic links: versitygw follows them. When the server runs as root (job runs, under their own
+// uids, can write into the store), the child is started in a mount namespace of its own where
+// root_dir is bind-mounted onto itself with MS_NOSYMFOLLOW (Linux 5.10+): the kernel refuses to
+// follow any link that lives in the store (ELOOP), so a link a job plants there reaches neither
+// versitygw's users.json nor /proc/self/environ nor any other file. Its own files outside the
+// store are resolved as before. If that mount cannot be made (no CAP_SYS_ADMIN, an older
+// kernel), the child runs without it and one warning is logged. Not under root: no namespace.
+//
 // Thread-safety: every method may be called concurrently.
 #pragma once
 
@@ -41,8 +49,7 @@ struct S3ApiServerOptions {
   std::string root_secret_key;
   // Who the child runs as (-1 = the server's own user and group). When the server runs as root
   // with unprivileged job users, the child runs as an unprivileged uid in the store's shared
-  // group: versitygw follows symbolic links inside the store, so a link a job planted there
-  // reaches nothing that job could not read itself.
+  // group (and, see links_followed, with the store mounted nosymfollow).
   int64_t uid = -1;
   int64_t gid = -1;
   int initial_backoff_ms = 200;
@@ -76,6 +83,9 @@ class S3ApiServer {
   // How many times the child was started (1 after Start, +1 per restart).
   int starts() const EXCLUDES(mutex_);
   const std::string& log_path() const { return log_path_; }
+  // Whether the running child may follow symbolic links in the store: true when not under root,
+  // or when its nosymfollow mount could not be made (logged once).
+  bool links_followed() const EXCLUDES(mutex_);
   // The private tmpfs folder of users.json and the admin socket.
   const std::string& runtime_dir() const { return runtime_dir_; }
 
@@ -105,6 +115,8 @@ class S3ApiServer {
   bool stopping_ GUARDED_BY(mutex_) = false;
   bool supervisor_done_ GUARDED_BY(mutex_) = false;
   std::string spawn_error_ GUARDED_BY(mutex_);
+  bool links_followed_ GUARDED_BY(mutex_) = true;
+  bool warned_links_ GUARDED_BY(mutex_) = false;
   std::thread supervisor_;
 };
 
