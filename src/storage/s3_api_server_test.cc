@@ -131,5 +131,34 @@ TEST_F(S3ApiServerTest, ADeadChildIsRestartedAndStopEndsIt) {
   EXPECT_NE(kill(second, 0), 0) << "the child outlived Stop";
 }
 
+TEST_F(S3ApiServerTest, UnderRootTheChildFollowsNoLinkInTheStore) {
+  if (geteuid() != 0) GTEST_SKIP() << "the nosymfollow mount namespace is made under root only";
+  fs::create_directories(options_.root_dir + "/sub");
+  std::ofstream(dir_ + "/outside.txt") << "secret";
+  std::ofstream(options_.root_dir + "/sub/plain.txt") << "plain";
+  fs::create_symlink(dir_ + "/outside.txt", options_.root_dir + "/sub/link");
+  // The stand-in reads through the link and the plain file, then listens (as in the test above).
+  options_.binary = Script("cat '" + options_.root_dir + "/sub/link' > '" + dir_ + "/via-link' 2>&1; " +
+                           "cat '" + options_.root_dir + "/sub/plain.txt' > '" + dir_ + "/plain-out'; " +
+                           "exec python3 -c 'import http.server,sys; h,p=sys.argv[1].rsplit(\":\",1); "
+                           "http.server.HTTPServer((h,int(p)),http.server.BaseHTTPRequestHandler).serve_forever()' \"$2\"");
+  auto server = S3ApiServer::Make(options_);
+  ASSERT_TRUE(server.ok());
+  Status st = (*server)->Start();
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_FALSE((*server)->links_followed());
+  auto slurp = [](const std::string& path) {
+    std::ifstream in(path);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  EXPECT_EQ(slurp(dir_ + "/plain-out"), "plain");
+  std::string via_link = slurp(dir_ + "/via-link");
+  EXPECT_EQ(via_link.find("secret"), std::string::npos) << via_link;
+  EXPECT_NE(via_link.find("symbolic links"), std::string::npos) << via_link;  // ELOOP
+  // The server's own view is unchanged.
+  EXPECT_EQ(slurp(options_.root_dir + "/sub/link"), "secret");
+  (*server)->Stop();
+}
+
 }  // namespace
 }  // namespace openglue::storage
