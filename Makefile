@@ -56,10 +56,11 @@ $(APT_STAMP): Makefile
 	  $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 	@mkdir -p $(BUILD) && touch $(APT_STAMP)
-$(STAMP): requirements.txt | $(APT_STAMP)
+$(STAMP): requirements.txt requirements-nodeps.txt | $(APT_STAMP)
 	@[ -x $(PYTHON) ] || { echo "== creating the Python virtual environment $(VENV)"; $(SYSTEM_PYTHON) -m venv $(VENV); }
-	@echo "== installing Python packages into $(VENV) (requirements.txt)"
+	@echo "== installing Python packages into $(VENV) (requirements.txt, requirements-nodeps.txt)"
 	@$(PYTHON) -m pip install -q --disable-pip-version-check -r requirements.txt
+	@$(PYTHON) -m pip install -q --disable-pip-version-check --no-deps -r requirements-nodeps.txt
 	@touch $(STAMP)
 $(VERSITYGW_STAMP): | $(STAMP)
 	@echo "== building versitygw $(VERSITYGW_VERSION) (Go module proxy) into $(VENV)/bin"
@@ -70,7 +71,7 @@ $(VERSITYGW_STAMP): | $(STAMP)
 
 build: deps
 	@$(PYTHON) tools/job_access.py $(CURDIR) $(PYTHON)
-	@cmake -S . -B $(BUILD) -G Ninja -DPython3_EXECUTABLE=$(PYTHON) $(CMAKE_FLAGS) >/dev/null
+	@cmake -S . -B $(BUILD) -G Ninja -DPython3_EXECUTABLE=$(PYTHON) -DOPENGLUE_DEFAULT_PYTHON=$(PYTHON) $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
 unit-test: build
