@@ -164,8 +164,11 @@ bool ParseDouble(std::string_view s, double* out) {
   auto [ptr, ec] = std::from_chars(body.data(), body.data() + body.size(), value);
   if (ptr != body.data() + body.size()) return false;
   if (ec == std::errc::result_out_of_range) {
-    // Underflow gives 0 (as Java does); overflow is infinite.
-    value = std::isinf(value) || std::fabs(value) > 1 ? std::numeric_limits<double>::infinity() : 0.0;
+    // Underflow gives 0 (as Java does); overflow is infinite. from_chars leaves `value` alone:
+    // the exponent's sign tells which.
+    size_t e = body.find_first_of("eE");
+    bool tiny = e != std::string_view::npos && e + 1 < body.size() && body[e + 1] == '-';
+    value = tiny ? 0.0 : std::numeric_limits<double>::infinity();
   } else if (ec != std::errc()) {
     return false;
   }
