@@ -165,7 +165,7 @@ class FileSink {
   virtual ~FileSink() = default;
   virtual arrow::Status Write(const BatchPtr& batch) = 0;
   virtual arrow::Status Finish() = 0;  // completes the file and closes the stream
-  virtual void CutRowGroup() {}
+  virtual arrow::Status CutRowGroup() { return arrow::Status::OK(); }
 };
 
 // The raw stream (maybe compressed) of a csv/json file.
@@ -289,9 +289,22 @@ class ParquetSink : public FileSink {
  public:
   ParquetSink(std::shared_ptr<arrow::io::OutputStream> out, std::unique_ptr<parquet::arrow::FileWriter> writer)
       : out_(std::move(out)), writer_(std::move(writer)) {}
-  arrow::Status Write(const BatchPtr& batch) override { return writer_->WriteRecordBatch(*batch); }
-  void CutRowGroup() override { (void)writer_->NewBufferedRowGroup(); }
+  // Batches are kept as Arrow data until a row group is cut: a Parquet column writer holds
+  // megabytes of page and dictionary buffers while its row group is open, so one row group per
+  // open file would cost (files x columns x MBs); this way only the row group being encoded does.
+  arrow::Status Write(const BatchPtr& batch) override {
+    pending_.push_back(batch);
+    return arrow::Status::OK();
+  }
+  arrow::Status CutRowGroup() override {
+    if (pending_.empty()) return arrow::Status::OK();
+    ARROW_ASSIGN_OR_RAISE(auto table, arrow::Table::FromRecordBatches(pending_[0]->schema(), pending_));
+    pending_.clear();
+    ARROW_RETURN_NOT_OK(writer_->WriteTable(*table, std::max<int64_t>(1, table->num_rows())));
+    return arrow::Status::OK();
+  }
   arrow::Status Finish() override {
+    ARROW_RETURN_NOT_OK(CutRowGroup());
     ARROW_RETURN_NOT_OK(writer_->Close());
     return out_->Close();
   }
@@ -299,6 +312,7 @@ class ParquetSink : public FileSink {
  private:
   std::shared_ptr<arrow::io::OutputStream> out_;
   std::unique_ptr<parquet::arrow::FileWriter> writer_;
+  std::vector<BatchPtr> pending_;
 };
 
 class OrcSink : public FileSink {
@@ -458,7 +472,7 @@ class PartitionedWriter {
         uuid_(std::move(uuid)), limits_(limits) {}
 
   // Opens (or reuses) the file of partition `dir`. Main thread only.
-  Result<OpenFile*> FileFor(const std::string& dir) {
+  Result<OpenFile*> FileFor(const std::string& dir, TaskPool* pool) {
     auto it = open_.find(dir);
     if (it != open_.end()) {
       it->second->last_used = ++clock_;
@@ -468,7 +482,7 @@ class PartitionedWriter {
       auto lru = std::min_element(open_.begin(), open_.end(), [](const auto& a, const auto& b) {
         return a.second->last_used < b.second->last_used;
       });
-      OG_RETURN_NOT_OK(Close(lru->first));
+      OG_RETURN_NOT_OK(Close({lru->first}, pool));
     }
     auto file = std::make_unique<OpenFile>();
     file->dir = dir;
@@ -501,47 +515,67 @@ class PartitionedWriter {
     return raw;
   }
 
-  // Finishes and publishes the file of `dir`. Main thread only.
-  Status Close(const std::string& dir) {
-    auto it = open_.find(dir);
-    if (it == open_.end()) return Status::OK();
-    std::unique_ptr<OpenFile> file = std::move(it->second);
-    open_.erase(it);
-    OG_RETURN_NOT_OK(file->status);
-    auto finished = file->sink->Finish();
-    file->sink.reset();
-    if (!finished.ok()) return IoError(file->final_path.uri, "write", finished);
-    if (!base_.is_object_store) {
-      auto moved = base_.fs->Move(file->temp_path.path, file->final_path.path);
-      if (!moved.ok()) return IoError(file->final_path.uri, "publish", moved);
+  // Finishes (on the pool, in parallel) and publishes (renames) the files of `dirs`. Main thread
+  // only, with no task of this batch still running.
+  Status Close(const std::vector<std::string>& dirs, TaskPool* pool) {
+    std::vector<std::unique_ptr<OpenFile>> files;
+    for (const auto& dir : dirs) {
+      auto it = open_.find(dir);
+      if (it == open_.end()) continue;
+      files.push_back(std::move(it->second));
+      open_.erase(it);
     }
-    written_.push_back(file->final_path);
-    return Status::OK();
+    for (auto& file : files) {
+      OpenFile* raw = file.get();
+      if (!raw->status.ok()) continue;
+      pool->Submit([raw] {
+        auto finished = raw->sink->Finish();
+        if (!finished.ok()) raw->status = IoError(raw->final_path.uri, "write", finished);
+      });
+    }
+    pool->Wait();
+    Status first;
+    for (auto& file : files) {
+      file->sink.reset();
+      if (!file->status.ok()) {
+        if (first.ok()) first = file->status;
+        continue;
+      }
+      if (!base_.is_object_store) {
+        auto moved = base_.fs->Move(file->temp_path.path, file->final_path.path);
+        if (!moved.ok()) {
+          if (first.ok()) first = IoError(file->final_path.uri, "publish", moved);
+          continue;
+        }
+      }
+      written_.push_back(file->final_path);
+    }
+    return first;
   }
 
   bool IsOpen(const std::string& dir) const { return open_.count(dir) > 0; }
   bool AtLimit() const { return static_cast<int>(open_.size()) >= std::max(1, limits_.max_open_files); }
 
-  Status CloseAll() {
-    while (!open_.empty()) OG_RETURN_NOT_OK(Close(open_.begin()->first));
-    return Status::OK();
+  Status CloseAll(TaskPool* pool) {
+    std::vector<std::string> dirs;
+    for (const auto& [dir, file] : open_) dirs.push_back(dir);
+    return Close(dirs, pool);
   }
 
   // After a failure: closes what is open without publishing, removes temporary files and the
   // files this write completed.
   void Abandon() {
-    for (auto& [dir, file] : open_) {
-      if (file->sink) (void)file->sink->Finish();
-    }
-    open_.clear();
+    open_.clear();  // sinks are dropped unfinished: their files are temporary and removed below
     for (const auto& temp : temps_) (void)base_.fs->DeleteFile(temp.path);
     for (const auto& done : written_) (void)base_.fs->DeleteFile(done.path);
     written_.clear();
   }
 
-  // Decides, after a batch, which files roll and which parquet row groups are cut.
-  Status AfterBatch() {
+  // Decides, after a batch, which files roll and which parquet row groups are cut (encoded on
+  // the pool). Main thread only, with no task running.
+  Status AfterBatch(TaskPool* pool) {
     std::vector<std::string> to_close;
+    std::vector<OpenFile*> to_cut;
     int64_t buffered = 0;
     for (auto& [dir, file] : open_) {
       OG_RETURN_NOT_OK(file->status);
@@ -551,24 +585,38 @@ class PartitionedWriter {
         continue;
       }
       if (spec_.format == Format::kParquet && file->row_group_bytes >= limits_.row_group_bytes) {
-        file->sink->CutRowGroup();
-        file->row_group_bytes = 0;
+        to_cut.push_back(file.get());
+        continue;
       }
       buffered += file->row_group_bytes;
     }
-    for (const auto& dir : to_close) OG_RETURN_NOT_OK(Close(dir));
     if (spec_.format == Format::kParquet) {
-      while (buffered > limits_.buffered_bytes) {
-        OpenFile* largest = nullptr;
-        for (auto& [dir, file] : open_)
-          if (largest == nullptr || file->row_group_bytes > largest->row_group_bytes) largest = file.get();
-        if (largest == nullptr || largest->row_group_bytes == 0) break;
-        buffered -= largest->row_group_bytes;
-        largest->sink->CutRowGroup();
-        largest->row_group_bytes = 0;
+      std::vector<OpenFile*> by_size;
+      for (auto& [dir, file] : open_)
+        if (file->row_group_bytes > 0 && file->row_group_bytes < limits_.row_group_bytes &&
+            std::find(to_close.begin(), to_close.end(), dir) == to_close.end())
+          by_size.push_back(file.get());
+      std::sort(by_size.begin(), by_size.end(),
+                [](OpenFile* a, OpenFile* b) { return a->row_group_bytes > b->row_group_bytes; });
+      // Over budget: cut the largest buffers until the rest fits in half of it.
+      if (buffered > limits_.buffered_bytes) {
+        for (OpenFile* file : by_size) {
+          if (buffered <= limits_.buffered_bytes / 2) break;
+          buffered -= file->row_group_bytes;
+          to_cut.push_back(file);
+        }
       }
     }
-    return Status::OK();
+    for (OpenFile* file : to_cut) {
+      file->row_group_bytes = 0;
+      pool->Submit([file] {
+        auto cut = file->sink->CutRowGroup();
+        if (!cut.ok()) file->status = IoError(file->final_path.uri, "write", cut);
+      });
+    }
+    pool->Wait();
+    for (OpenFile* file : to_cut) OG_RETURN_NOT_OK(file->status);
+    return Close(to_close, pool);
   }
 
   std::vector<std::string> WrittenUris() const {
@@ -616,9 +664,63 @@ struct Group {
   std::vector<int64_t> rows;
 };
 
+// One integer-like key column (ints, dates, timestamps): grouped by the raw values, and only the
+// distinct values are formatted.
+template <typename CType>
+Result<std::vector<Group>> SplitByIntegerKey(const arrow::Array& column, const std::string& key_name) {
+  std::vector<Group> groups;
+  std::unordered_map<CType, size_t> index;
+  std::optional<size_t> null_group;
+  const CType* values = column.data()->GetValues<CType>(1);
+  const int64_t n = column.length();
+  CType last_value{};
+  size_t last_group = SIZE_MAX;
+  for (int64_t r = 0; r < n; ++r) {
+    size_t g;
+    if (column.IsNull(r)) {
+      if (!null_group) {
+        null_group = groups.size();
+        groups.push_back({key_name + "=" + kDefaultPartition, {}});
+      }
+      g = *null_group;
+    } else if (last_group != SIZE_MAX && values[r] == last_value) {
+      g = last_group;  // sorted or clustered input: no hash lookup
+    } else {
+      auto [it, inserted] = index.try_emplace(values[r], groups.size());
+      if (inserted) {
+        OG_ASSIGN_OR_RETURN(auto text, GlueCast(column.Slice(r, 1), arrow::utf8()));
+        const auto& str = static_cast<const arrow::StringArray&>(*text);
+        std::string value = str.IsNull(0) ? "" : std::string(str.GetView(0));
+        groups.push_back({key_name + "=" + (value.empty() ? std::string(kDefaultPartition)
+                                                            : EscapePartitionValue(value)), {}});
+      }
+      g = it->second;
+      last_value = values[r];
+      last_group = g;
+    }
+    groups[g].rows.push_back(r);
+  }
+  return groups;
+}
+
 // Splits `batch` by the text of its key columns. Keys are formatted as Glue prints values.
 Result<std::vector<Group>> SplitByKeys(const BatchPtr& batch, const std::vector<int>& key_columns,
                                        const std::vector<std::string>& key_names) {
+  if (key_columns.size() == 1) {
+    const auto& column = *batch->column(key_columns[0]);
+    switch (column.type_id()) {
+      case arrow::Type::INT8: return SplitByIntegerKey<int8_t>(column, key_names[0]);
+      case arrow::Type::INT16: return SplitByIntegerKey<int16_t>(column, key_names[0]);
+      case arrow::Type::INT32: case arrow::Type::DATE32: return SplitByIntegerKey<int32_t>(column, key_names[0]);
+      case arrow::Type::INT64: case arrow::Type::DATE64: case arrow::Type::TIMESTAMP:
+        return SplitByIntegerKey<int64_t>(column, key_names[0]);
+      case arrow::Type::UINT8: return SplitByIntegerKey<uint8_t>(column, key_names[0]);
+      case arrow::Type::UINT16: return SplitByIntegerKey<uint16_t>(column, key_names[0]);
+      case arrow::Type::UINT32: return SplitByIntegerKey<uint32_t>(column, key_names[0]);
+      case arrow::Type::UINT64: return SplitByIntegerKey<uint64_t>(column, key_names[0]);
+      default: break;
+    }
+  }
   std::vector<std::shared_ptr<arrow::StringArray>> keys;
   for (int index : key_columns) {
     OG_ASSIGN_OR_RETURN(auto text, GlueCast(batch->column(index), arrow::utf8()));
@@ -678,6 +780,33 @@ Result<BatchPtr> TakeRows(const BatchPtr& batch, const std::vector<int64_t>& row
   if (!taken.ok()) return Status::Internal("take: " + taken.status().ToString());
   return taken->record_batch();
 }
+
+// Yields the input's batches in slices of at most `rows` rows (no copy), so that one huge batch
+// (a whole table in one chunk) is split and buffered under the same memory budget as a stream.
+class SlicingReader : public arrow::RecordBatchReader {
+ public:
+  SlicingReader(std::shared_ptr<arrow::RecordBatchReader> input, int64_t rows)
+      : input_(std::move(input)), rows_(rows) {}
+  std::shared_ptr<arrow::Schema> schema() const override { return input_->schema(); }
+  arrow::Status ReadNext(BatchPtr* out) override {
+    while (current_ == nullptr || offset_ >= current_->num_rows()) {
+      ARROW_RETURN_NOT_OK(input_->ReadNext(&current_));
+      offset_ = 0;
+      if (current_ == nullptr) { *out = nullptr; return arrow::Status::OK(); }
+      if (current_->num_rows() == 0) continue;
+    }
+    const int64_t take = std::min(rows_, current_->num_rows() - offset_);
+    *out = offset_ == 0 && take == current_->num_rows() ? current_ : current_->Slice(offset_, take);
+    offset_ += take;
+    return arrow::Status::OK();
+  }
+
+ private:
+  std::shared_ptr<arrow::RecordBatchReader> input_;
+  int64_t rows_;
+  BatchPtr current_;
+  int64_t offset_ = 0;
+};
 
 Result<std::vector<std::string>> WriteImpl(const std::shared_ptr<arrow::RecordBatchReader>& stream,
                                            std::string_view path, std::string_view format,
@@ -740,8 +869,9 @@ Result<std::vector<std::string>> WriteImpl(const std::shared_ptr<arrow::RecordBa
     return status;
   };
 
+  auto input = std::make_shared<SlicingReader>(stream, 128 * 1024);
   BatchPtr batch;
-  auto read = stream->ReadNext(&batch);
+  auto read = input->ReadNext(&batch);
   if (!read.ok()) return fail(Status::InvalidInput("reading the data to write to " + base.uri + ": " + read.message()));
   while (batch != nullptr) {
     if (batch->num_rows() > 0) {
@@ -760,10 +890,10 @@ Result<std::vector<std::string>> WriteImpl(const std::shared_ptr<arrow::RecordBa
         // Closing a file to make room must not race a task still writing to it.
         if (!writer.IsOpen(group.dir) && writer.AtLimit()) {
           pool.Wait();
-          Status after = writer.AfterBatch();
+          Status after = writer.AfterBatch(&pool);
           if (!after.ok()) return fail(after);
         }
-        auto file = writer.FileFor(group.dir);
+        auto file = writer.FileFor(group.dir, &pool);
         if (!file.ok()) return fail(file.status());
         OpenFile* target = *file;
         const int64_t rows = group.rows.empty() ? data_batch->num_rows() : static_cast<int64_t>(group.rows.size());
@@ -789,14 +919,14 @@ Result<std::vector<std::string>> WriteImpl(const std::shared_ptr<arrow::RecordBa
     }
     // Read the next batch while the workers encode this one.
     BatchPtr next;
-    read = stream->ReadNext(&next);
+    read = input->ReadNext(&next);
     pool.Wait();
     if (!read.ok()) return fail(Status::InvalidInput("reading the data to write to " + base.uri + ": " + read.message()));
-    Status after = writer.AfterBatch();
+    Status after = writer.AfterBatch(&pool);
     if (!after.ok()) return fail(after);
     batch = std::move(next);
   }
-  Status closed = writer.CloseAll();
+  Status closed = writer.CloseAll(&pool);
   if (!closed.ok()) return fail(closed);
   return writer.WrittenUris();
 }

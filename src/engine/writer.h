@@ -13,9 +13,11 @@
 // Memory is bounded: one open file per partition value; a partition's file is rolled after
 // `maxRecordsPerFile` rows or about `maxFileBytes` bytes of input; at most `maxOpenFiles` files are
 // open (the least recently used is closed; its partition gets a new file if more rows come).
-// Parquet row groups are cut at ~128 MiB of input, or earlier when all open files together hold
-// more than 512 MiB. Batches are split and encoded on a pool of worker threads (one per core),
-// each partition's file owned by one task at a time, while the next batch is read.
+// Parquet data is held per file as Arrow batches and encoded as one row group when the file has
+// ~128 MiB of input, when all open files together hold more than 256 MiB (the largest are cut
+// until half of that remains), or when the file closes. Batches are split, converted and encoded
+// on a pool of worker threads (one per core), each file owned by one task at a time, while the
+// next batch is read; files are finished in parallel too.
 #pragma once
 
 #include <cstdint>
