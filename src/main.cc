@@ -156,7 +156,7 @@ int Serve(int argc, char** argv) {
   if (!(st = jobs::CheckJobUserCanRun(config.python, *job_user)).ok()) return Fail(st.message());
   jobs::PosixLauncherOptions launcher_options;
   launcher_options.user = *job_user;
-  launcher_options.cgroup_root = jobs::FindCgroupRoot();
+  if (config.job_cgroup != "off") launcher_options.cgroup_root = jobs::FindCgroupRoot();
   SystemRandom random;
   auto run_secrets = api::RunSecrets::Make(config.data_dir + "/server.key", config.server_key, &random);
   if (!run_secrets.ok()) return Fail(run_secrets.status().message());
@@ -249,7 +249,9 @@ int Serve(int argc, char** argv) {
                                             : "user " + config.job_user)
                     << "; contained by "
                     << (launcher_options.cgroup_root.empty()
-                            ? std::string("their process group (no writable cgroup v2)")
+                            ? std::string(config.job_cgroup == "off"
+                                              ? "their process group and uid (job_cgroup off)"
+                                              : "their process group and uid (no writable cgroup v2)")
                             : "a cgroup per run under " + launcher_options.cgroup_root));
   OG_LOG(kInfo, "openglue " << kVersion << " listening on http://" << config.host << ":" << port
                             << " (data dir " << config.data_dir << ", auth "

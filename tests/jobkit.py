@@ -7,6 +7,7 @@ import os
 import signal
 import socket
 import textwrap
+import threading
 import time
 import uuid
 
@@ -169,6 +170,34 @@ def rss_kib(pid):
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     raise AssertionError("no VmRSS")
+
+
+class RssPeak:
+    """Samples the resident memory of process `pid` every 50 ms while the `with` block runs;
+    `peak_kib` is the highest value seen (including the first sample, taken on entry)."""
+
+    def __init__(self, pid):
+        self.pid = pid
+        self.samples = [rss_kib(pid)]
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self):
+        while not self._done.is_set():
+            self.samples.append(rss_kib(self.pid))
+            time.sleep(0.05)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._done.set()
+        self._thread.join()
+
+    @property
+    def peak_kib(self):
+        return max(self.samples)
 
 
 def free_port():

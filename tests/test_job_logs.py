@@ -1,12 +1,9 @@
 """Job-run logs through the CloudWatch-Logs-compatible API (boto3's `logs` client and
 `aws logs ... --endpoint-url`). See docs/jobs.md ("Logs")."""
-import threading
-import time
-
 import pytest
 
 from conftest import raises_glue
-from jobkit import (ERROR, OUTPUT, JobKit, kit, log_messages, rss_kib, unique,  # noqa: F401
+from jobkit import (ERROR, OUTPUT, JobKit, RssPeak, kit, log_messages, unique,  # noqa: F401
                     wait_for, wait_run)
 
 
@@ -196,21 +193,9 @@ def test_fifty_megabytes_of_output_keep_the_server_small(fresh_server):
             out.write("row %08d %s\\n" % (i, line))
         out.write("last line\\n")
     """)
-    pid = fresh_server.proc.pid
-    peak = [rss_kib(pid)]
-    done = threading.Event()
-
-    def sample():
-        while not done.is_set():
-            peak.append(rss_kib(pid))
-            time.sleep(0.05)
-    sampler = threading.Thread(target=sample)
-    sampler.start()
-    try:
+    with RssPeak(fresh_server.proc.pid) as rss:
         run = kit.run(job, timeout=120)
-    finally:
-        done.set()
-        sampler.join()
+    peak = rss.samples
     assert run["JobRunState"] == "SUCCEEDED", run.get("ErrorMessage")
     # Every line became an event: the last ones are there, and one from the middle.
     tail = logs.get_log_events(logGroupName=OUTPUT, logStreamName=run["Id"], limit=2)["events"]

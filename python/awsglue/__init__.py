@@ -1,6 +1,11 @@
 """OpenGlue's implementation of the `awsglue` job library.
 
-Job scripts written for AWS Glue import this package unchanged. Today it provides
-`awsglue.utils.getResolvedOptions` and `awsglue.job.Job`; GlueContext and DynamicFrame arrive with
-the embedded engine.
+Job scripts written for AWS Glue import this package unchanged: `awsglue.context.GlueContext`,
+`awsglue.dynamicframe.DynamicFrame`, `awsglue.transforms`, `awsglue.gluetypes`,
+`awsglue.utils.getResolvedOptions` and `awsglue.job.Job`. Data work runs on an engine object
+(`awsglue._embedded.EmbeddedEngine`, the C++/Arrow engine; Spark later) behind the frames.
+OpenGlue's own modules: `awsglue.catalog` (from_catalog resolution through the Glue API),
+`awsglue.storage` (where s3:// goes), `awsglue.spark_api` (Spark's API on the embedded engine),
+`awsglue.engine_select` (which engine runs a script). See docs/runtime.md.
 """
+from awsglue.storage import storage_options  # noqa: F401  (awsglue.storage_options(), CONTRACT.md)

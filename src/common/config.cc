@@ -107,6 +107,13 @@ Status SetJobUser(ServerConfig* config, const std::string& value) {
   return Status::OK();
 }
 
+Status SetJobCgroup(ServerConfig* config, const std::string& value) {
+  if (value != "auto" && value != "off")
+    return Status::InvalidInput("config 'job_cgroup' must be auto or off");
+  config->job_cgroup = value;
+  return Status::OK();
+}
+
 Status CheckJobUids(const ServerConfig& config) {
   if (config.job_uid_base + config.job_uid_count > 4294967294LL)
     return Status::InvalidInput("config 'job_uid_base' + 'job_uid_count' must stay below 2^32 - 1");
@@ -197,6 +204,9 @@ const std::vector<ConfigKey>& Table() {
      "N+1 .. N+job_uid_count", SetJobUidBase},
     {"job_uid_count", "N", "1000000", "how many run uids job_user=auto cycles through",
      SetJobUidCount},
+    {"job_cgroup", "auto|off", "auto",
+     "auto: a cgroup per run when a writable cgroup v2 is found;\n"
+     "off: contain runs by process group (and by uid, job_user=auto)", SetJobCgroup},
     {"server_key", "KEY", nullptr,
      "key run secrets are derived from, 32+ characters\n"
      "[default: <data_dir>/server.key, made on first start]", SetServerKey, kSecret},

@@ -69,6 +69,9 @@ struct ServerConfig {
   // job_uid_base + 1 .. job_uid_base + job_uid_count (no /etc/passwd entries needed).
   int64_t job_uid_base = 0;
   int64_t job_uid_count = 0;
+  // "auto": each run's processes in a cgroup of their own when a writable cgroup v2 is found;
+  // "off": never (containment by process group, and by the run's own uid with job_user=auto).
+  std::string job_cgroup;
   // Key from which run secrets are derived; empty = <data_dir>/server.key (made on first start).
   std::string server_key;
 

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
@@ -46,6 +47,41 @@ bool IsRunnableCommand(const std::string& name) {
 }
 
 using resource::GetString;
+
+// The engine a glueetl run uses, from its `--engine` argument (DefaultArguments merged with the
+// run's Arguments): "auto" (the default) and "embedded" run the embedded engine; "spark" is
+// refused until the Spark engine exists (issue 10 fills it in, calling
+// `python -m awsglue.engine_select` for auto). `reason` is the sentence the run's log gets;
+// an error names a run that must fail before it starts.
+struct EngineChoice {
+  std::string engine;  // "embedded" (the only one today)
+  std::string reason;
+  std::string error;   // non-empty: fail the run with this message
+};
+
+EngineChoice ChooseEngine(const Json& arguments) {
+  std::string requested;
+  for (const char* key : {"--engine", "engine"}) {
+    auto it = arguments.find(key);
+    if (it != arguments.end() && it->is_string()) requested = it->get<std::string>();
+  }
+  std::string value = Trim(requested);
+  std::transform(value.begin(), value.end(), value.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (value.empty() || value == "auto")
+    return {"embedded",
+            (value.empty() ? "--engine not set, auto: " : "--engine auto: ") +
+                std::string("the embedded engine runs every job until the Spark engine exists "
+                            "(a script that uses Spark's own API stops where it first does)"),
+            ""};
+  if (value == "embedded") return {"embedded", "--engine embedded", ""};
+  if (value == "spark")
+    return {"", "", "--engine spark: the Spark engine is not available yet; run the job with "
+                    "--engine auto or --engine embedded"};
+  return {"", "", "--engine '" + TruncateUtf8(SanitizeUtf8(requested), 100) +
+                      "' is not an engine: use auto, embedded or spark"};
+}
+
 
 // The last '/'-separated part of a path or URI, when it is a plain file name (not "", "." or
 // ".."); else `fallback`. Names the copy of an object in the run's folder.
@@ -749,6 +785,13 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
                   "Script " + script + " not found (looked for " + local + ")");
 
   const Json& arguments = GetObject(*doc, "Arguments");
+  // glueetl scripts run on an engine; a Python shell script is plain Python with the same
+  // environment (endpoints, credentials, the awsglue package) and no engine.
+  EngineChoice engine;
+  if (command_name == "glueetl") {
+    engine = ChooseEngine(arguments);
+    if (!engine.error.empty()) return Finish(run, doc, JobRunState::kFailed, engine.error);
+  }
   std::vector<std::string> argv = {options_.python, "-u", local};
   std::string job_id = "j_" + run->job;
   argv.insert(argv.end(), {"--JOB_NAME", run->job, "--JOB_ID", job_id, "--JOB_RUN_ID", run->run_id});
@@ -766,6 +809,18 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
   if (!has_temp_dir) argv.insert(argv.end(), {"--TempDir", dir + "/tmp"});
 
   std::string python_path = options_.runtime_path;
+  // On the embedded engine, `pyspark` is OpenGlue's stand-in (python/shims, or the installed
+  // package's openglue_standin): scripts import Spark's entry points without a JVM. It hands
+  // over to a real pyspark when one is installed, so it never hides one.
+  if (engine.engine == "embedded" && !options_.runtime_path.empty()) {
+    for (const char* folder : {"/shims", "/openglue_standin"}) {
+      std::string shims = options_.runtime_path + folder;
+      if (std::filesystem::is_regular_file(shims + "/pyspark/__init__.py", ec)) {
+        python_path += ":" + shims;
+        break;
+      }
+    }
+  }
   // A .py file on PYTHONPATH is not importable (entries must be folders or zip files), so
   // single modules go into the run's own py/ folder, which goes on the path instead: objects
   // are copied there out of the store; a local file is linked there, so the run opens it with
@@ -846,6 +901,11 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
       "OPENGLUE_JOB_NAME=" + run->job,
       "OPENGLUE_JOB_RUN_ID=" + run->run_id,
       "OPENGLUE_S3_ROOT=" + options_.data_dir + "/s3",
+      // The engine and why: the runtime prints it into the run's error stream (driver log)
+      // when the script starts its engine, and the server's log has it.
+      "OPENGLUE_ENGINE=" + (command_name == "glueetl" ? engine.engine : command_name),
+      "OPENGLUE_ENGINE_REASON=" + (command_name == "glueetl" ? engine.reason
+                                                             : "Python shell job (no engine)"),
   };
   LaunchSpec spec;
   spec.argv = argv;
@@ -879,7 +939,10 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
   (*doc)["_og"]["launched_ms"] = run->started_ms;
   (*doc)["_og"]["access_key"] = access_key;
   (*doc)["_og"].erase("secret");  // only the access key id is kept
-  OG_LOG(kInfo, "job " << run->job << " run " << run->run_id << " RUNNING (pid " << *pid << ")");
+  OG_LOG(kInfo, "job " << run->job << " run " << run->run_id << " RUNNING (pid " << *pid << ", "
+                       << (command_name == "glueetl" ? "engine " + engine.engine + ": " + engine.reason
+                                                     : command_name)
+                       << ")");
   return SaveRun(run->key, *doc);
 }
 

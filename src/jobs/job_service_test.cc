@@ -2,6 +2,7 @@
 // fail, time out, are stopped, queue and retry, and survive a "server restart", without
 // starting a process or sleeping.
 #include "jobs/job_service.h"
+#include "common/strings.h"
 
 #include <gtest/gtest.h>
 
@@ -87,6 +88,7 @@ class JobServiceTest : public ::testing::Test {
     options.data_dir = dir_;
     options.endpoint = "http://127.0.0.1:1";
     options.max_concurrent_runs = max_concurrent;
+    options.runtime_path = runtime_path_;
     RunCredentials credentials{
         [this](const RunGrant& grant) {
           granted.insert(grant.access_key_id);
@@ -139,6 +141,7 @@ class JobServiceTest : public ::testing::Test {
   }
 
   std::string dir_;
+  std::string runtime_path_;
   FakeClock clock_{1700000000000};
   SeededRandom random_{42};
   FakeLauncher launcher_;
@@ -376,6 +379,53 @@ TEST_F(JobServiceTest, ARunThatCannotBeStartedEndsInError) {
   ASSERT_TRUE(runs.ok());
   EXPECT_EQ((*runs)["JobRuns"].size(), 1u);  // not retried
   EXPECT_TRUE(granted.empty());
+}
+
+// --engine: auto (the default) and embedded run the embedded engine with the pyspark stand-in
+// on the path; spark and unknown values fail the run before anything starts; pythonshell runs
+// get the same environment without an engine.
+TEST_F(JobServiceTest, EngineArgumentChoosesTheEmbeddedEngineOrFailsTheRunBeforeItStarts) {
+  runtime_path_ = dir_ + "/runtime";
+  std::filesystem::create_directories(runtime_path_ + "/shims/pyspark");
+  std::ofstream(runtime_path_ + "/shims/pyspark/__init__.py") << "\n";
+  MakeService();
+  auto env_of = [&](size_t i, const std::string& name) {
+    for (const std::string& entry : launcher_.launched.at(i).env)
+      if (entry.rfind(name + "=", 0) == 0) return entry.substr(name.size() + 1);
+    return std::string("<absent>");
+  };
+  CreateJob("etl");
+  Start("etl");
+  service_->Tick();
+  ASSERT_EQ(launcher_.launched.size(), 1u);
+  EXPECT_EQ(env_of(0, "OPENGLUE_ENGINE"), "embedded");
+  EXPECT_EQ(env_of(0, "OPENGLUE_ENGINE_REASON").rfind("--engine not set, auto: ", 0), 0u);
+  EXPECT_EQ(env_of(0, "PYTHONPATH"), runtime_path_ + ":" + runtime_path_ + "/shims");
+
+  CreateJob("shell", {{"Command", {{"Name", "pythonshell"}, {"ScriptLocation", "s3://scripts/job.py"}}},
+                      {"DefaultArguments", {{"--engine", "spark"}}}});
+  Start("shell");
+  service_->Tick();
+  ASSERT_EQ(launcher_.launched.size(), 2u);
+  EXPECT_EQ(env_of(1, "OPENGLUE_ENGINE"), "pythonshell");
+  EXPECT_EQ(env_of(1, "PYTHONPATH"), runtime_path_);
+
+  CreateJob("spark", {{"DefaultArguments", {{"--engine", "spark"}}}, {"ExecutionProperty", {{"MaxConcurrentRuns", 3}}}});
+  std::string refused = Start("spark");
+  std::string bad = Start("spark", {{"Arguments", {{"--engine", "fast\xff"}}}});
+  std::string chosen = Start("spark", {{"Arguments", {{"--engine", " Embedded "}}}});
+  for (int i = 0; i < 3; ++i) service_->Tick();
+  EXPECT_EQ(State("spark", refused), "FAILED");
+  EXPECT_EQ(Run("spark", refused)["ErrorMessage"],
+            "--engine spark: the Spark engine is not available yet; run the job with --engine "
+            "auto or --engine embedded");
+  EXPECT_EQ(State("spark", bad), "FAILED");
+  std::string message = Run("spark", bad)["ErrorMessage"];
+  EXPECT_TRUE(IsValidUtf8(message));
+  EXPECT_NE(message.find("' is not an engine: use auto, embedded or spark"), std::string::npos);
+  EXPECT_EQ(State("spark", chosen), "RUNNING");
+  ASSERT_EQ(launcher_.launched.size(), 3u);  // only the embedded one started
+  EXPECT_EQ(env_of(2, "OPENGLUE_ENGINE_REASON"), "--engine embedded");
 }
 
 TEST_F(JobServiceTest, AnyCommandNameIsAcceptedAndItsRunFailsAsGlueSays) {

@@ -21,6 +21,9 @@
 // stay as above. With a cgroup root, a first root shell puts itself (and so everything it execs
 // and starts) into <cgroup root>/run-<pid> and execs the rest; SignalGroup(pgid, SIGKILL) then
 // also kills that whole cgroup, which catches processes that left the group with setsid().
+// With a uid of its own per run (job_user=auto), SignalGroup(pgid, SIGKILL) also kills every
+// process of that uid (a child that takes the uid and calls kill(-1, SIGKILL)): that catches
+// setsid() escapes where no cgroup v2 is available (a chroot, a container without cgroupfs).
 //
 // Nothing here installs signal handlers or touches process-wide state: SIGCHLD keeps its
 // disposition, and waitpid() is only ever called for pids this launcher instance spawned.
@@ -29,6 +32,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -38,7 +42,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -280,6 +286,7 @@ class PosixProcessLauncher : public ProcessLauncher {
 
     std::vector<std::string> args;
     std::vector<std::string> env_copy = spec.env;
+    std::optional<uid_t> run_uid;  // a uid only this run uses
     if (!options_.cgroup_root.empty())
       args.insert(args.end(), {kShell, "-c", kJoinCgroupScript, options_.cgroup_root});
     if (options_.user.enabled) {
@@ -290,6 +297,7 @@ class PosixProcessLauncher : public ProcessLauncher {
       }
       uid_t uid = options_.user.per_run ? PickUid() : options_.user.fixed_uid;
       gid_t gid = options_.user.per_run ? static_cast<gid_t>(uid) : options_.user.fixed_gid;
+      if (options_.user.per_run) run_uid = uid;
       if (!spec.run_dir.empty()) {
         Status owned = ChownTree(spec.run_dir, uid, gid, 0700);
         if (!owned.ok()) {
@@ -318,7 +326,13 @@ class PosixProcessLauncher : public ProcessLauncher {
     Result<int> pid = Spawn(argv.data(), envp.data(), spec.working_dir, out_fd, *err_fd);
     close(out_fd);
     close(*err_fd);
-    if (pid.ok()) WaitForCmdline(*pid, spec.exit_code_path);
+    if (pid.ok()) {
+      if (run_uid) {
+        MutexLock lock(&mu_);
+        run_uids_[*pid] = *run_uid;
+      }
+      WaitForCmdline(*pid, spec.exit_code_path);
+    }
     return pid;
   }
 
@@ -327,7 +341,10 @@ class PosixProcessLauncher : public ProcessLauncher {
     if (pgid <= 1) return Status::InvalidInput("Invalid process group " + std::to_string(pgid));
     int rc = kill(-pgid, signal);
     int err = errno;
-    if (signal == SIGKILL) KillCgroup(pgid);
+    if (signal == SIGKILL) {
+      KillCgroup(pgid);
+      KillRunUid(pgid);
+    }
     if (rc == 0 || err == ESRCH) return Status::OK();
     errno = err;
     return Status::Internal("kill(-" + std::to_string(pgid) + ", " + std::to_string(signal) +
@@ -438,6 +455,48 @@ class PosixProcessLauncher : public ProcessLauncher {
     return uid;
   }
 
+  // True for a uid of the per-run range: one run's own, never root's, the server's or a shared
+  // job user's.
+  bool IsPerRunUid(uid_t uid) const {
+    return options_.user.per_run && uid > options_.user.uid_base &&
+           uid <= options_.user.uid_base + options_.user.uid_count;
+  }
+
+  // Kills every process of the run's own uid. The uid is the one recorded at Launch, or (for a
+  // run adopted after a restart) the owner of the still-living process group leader. A forked
+  // child takes the uid (raw setresuid: only its own thread) and calls kill(-1, SIGKILL), which
+  // the kernel applies to all that uid's processes at once, so a forking process cannot outrun
+  // it; kill(-1) spares the caller itself.
+  void KillRunUid(int pgid) {
+    std::optional<uid_t> uid;
+    {
+      MutexLock lock(&mu_);
+      auto it = run_uids_.find(pgid);
+      if (it != run_uids_.end()) {
+        uid = it->second;
+        run_uids_.erase(it);
+      }
+    }
+    if (!uid) {
+      struct stat st;
+      if (stat(("/proc/" + std::to_string(pgid)).c_str(), &st) == 0) uid = st.st_uid;
+    }
+    if (!uid || !IsPerRunUid(*uid) || geteuid() != 0) return;
+    pid_t child = fork();
+    if (child == 0) {
+      if (syscall(SYS_setresgid, *uid, *uid, *uid) != 0 ||
+          syscall(SYS_setresuid, *uid, *uid, *uid) != 0)
+        _exit(1);
+      kill(-1, SIGKILL);
+      _exit(0);
+    }
+    if (child > 0) {
+      int status;
+      while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+      }
+    }
+  }
+
   std::string CgroupOf(int pgid) const {
     return options_.cgroup_root + "/run-" + std::to_string(pgid);
   }
@@ -481,6 +540,7 @@ class PosixProcessLauncher : public ProcessLauncher {
   uint64_t next_uid_offset_ GUARDED_BY(mu_) = 0;
   std::set<std::string> pending_cgroups_ GUARDED_BY(mu_);
   std::set<int> children_ GUARDED_BY(mu_);  // pids we spawned and have not reaped
+  std::map<int, uid_t> run_uids_ GUARDED_BY(mu_);  // pgid -> the run's own uid (per-run uids)
 };
 
 }  // namespace

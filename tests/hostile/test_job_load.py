@@ -14,7 +14,7 @@ import botocore.exceptions
 import pytest
 
 from conftest import REGION
-from jobkit import OUTPUT, TERMINAL, JobKit, rss_kib, wait_for
+from jobkit import OUTPUT, TERMINAL, JobKit, RssPeak, wait_for
 
 BURST = 300
 OUTPUT_MB = int(os.environ.get("OPENGLUE_HOSTILE_OUTPUT_MB", "1300"))
@@ -153,26 +153,17 @@ def test_a_job_writing_gigabytes_of_output_completes_and_the_server_stays_small(
         out.write(b"last line\\n")
         out.flush()
     """)
-    pid = fresh_server.proc.pid
-    peak = [rss_kib(pid)]
-    done = threading.Event()
-
-    def sample():
-        while not done.is_set():
-            peak.append(rss_kib(pid))
-            time.sleep(0.05)
-    sampler = threading.Thread(target=sample)
-    sampler.start()
     began = time.time()
     try:
-        run = kit.run(job, timeout=180)
-        took = time.time() - began
-        # The server answers meanwhile and after.
-        tail = logs.get_log_events(logGroupName=OUTPUT, logStreamName=run["Id"], limit=1)["events"]
+        with RssPeak(fresh_server.proc.pid) as rss:
+            run = kit.run(job, timeout=180)
+            took = time.time() - began
+            # The server answers meanwhile and after.
+            tail = logs.get_log_events(logGroupName=OUTPUT, logStreamName=run["Id"],
+                                       limit=1)["events"]
     finally:
-        done.set()
-        sampler.join()
         kit.close()
+    peak = rss.samples
     assert run["JobRunState"] == "SUCCEEDED", run.get("ErrorMessage")
     assert [e["message"] for e in tail] == ["last line"]
     print(f"{OUTPUT_MB} MiB of output: run took {took:.1f} s, server RSS peak "

@@ -1,11 +1,42 @@
 """Issue 6, defect 9: every process a run starts ends with the run, including a grandchild that
 left the run's process group and session with setsid(): on a normal end, on a stop and on a
-timeout."""
+timeout. Each case runs twice: with a cgroup per run (job_cgroup=auto, where the machine has a
+writable cgroup v2) and without (job_cgroup=off: the run's own uid is what catches the escape,
+as on a machine or chroot without cgroupfs)."""
 import os
+import shutil
+import tempfile
 
 import pytest
 
-from jobkit import JobKit, kit, process_alive, wait_file, wait_for, wait_run  # noqa: F401
+from conftest import Server
+from jobkit import JobKit, process_alive, wait_file, wait_for, wait_run
+
+
+@pytest.fixture(scope="module", params=["auto", "off"])
+def containment_server(request, server):
+    if request.param == "auto":
+        yield server
+        return
+    data_dir = tempfile.mkdtemp(prefix="openglue-e2e-")
+    srv = Server(data_dir, extra_args=["--job-cgroup", "off"]).start()
+    yield srv
+    srv.stop()
+    shutil.rmtree(data_dir, ignore_errors=True)
+
+
+@pytest.fixture()
+def glue(containment_server):
+    client = containment_server.client()
+    yield client
+    client.close()
+
+
+@pytest.fixture()
+def kit(containment_server, glue):
+    k = JobKit(containment_server, glue)
+    yield k
+    k.close()
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0, reason="containment of setsid() grandchildren needs root (a cgroup per run)")

@@ -1,0 +1,124 @@
+"""The one adapter between the Python layer and the C++ extension `awsglue._engine`.
+
+Everything the DynamicFrame layer needs from the engine goes through the functions here, so a
+change of the extension's interface touches this file only. When the extension is absent
+(a source checkout without a build), reads and writes raise EngineUnavailable naming the build
+step; transforms on frames built from Arrow tables still work (casts then use the pyarrow
+fallback in cast.py).
+"""
+import json
+import os
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import pyarrow as pa
+
+try:  # the engine helper's module; absent until the C++ build has run
+    from .. import _engine as _ext  # type: ignore
+    _IMPORT_ERROR: Optional[BaseException] = None
+except ImportError as e:  # pragma: no cover - depends on the build
+    _ext = None
+    _IMPORT_ERROR = e
+
+
+class EngineUnavailable(RuntimeError):
+    """The embedded engine's extension module is not built."""
+
+
+def available() -> bool:
+    return _ext is not None
+
+
+def _require():
+    if _ext is None:
+        raise EngineUnavailable(
+            "the embedded engine (awsglue._engine) is not built: run `make build` in the OpenGlue "
+            "checkout (import error: {})".format(_IMPORT_ERROR))
+    return _ext
+
+
+def engine_error_types() -> Tuple[type, ...]:
+    if _ext is not None and hasattr(_ext, "EngineError"):
+        return (_ext.EngineError,)
+    return ()
+
+
+def storage() -> Dict[str, str]:
+    """Where s3:// goes, from the environment (runtime helper's awsglue.storage when present)."""
+    try:
+        from ..storage import storage_options  # type: ignore
+        return dict(storage_options())
+    except ImportError:
+        pass
+    root = os.environ.get("OPENGLUE_S3_ROOT")
+    if root:
+        return {"s3_root": root}
+    endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+    out: Dict[str, str] = {}
+    if endpoint:
+        out["endpoint"] = endpoint
+        for key, env in (("access_key", "AWS_ACCESS_KEY_ID"), ("secret_key", "AWS_SECRET_ACCESS_KEY"),
+                         ("session_token", "AWS_SESSION_TOKEN"), ("region", "AWS_REGION")):
+            if os.environ.get(env):
+                out[key] = os.environ[env]
+        if "region" not in out and os.environ.get("AWS_DEFAULT_REGION"):
+            out["region"] = os.environ["AWS_DEFAULT_REGION"]
+    return out
+
+
+def str_options(options: Optional[dict]) -> Dict[str, str]:
+    """Glue option values (bools, ints, lists) -> the engine's string form."""
+    out: Dict[str, str] = {}
+    for k, v in (options or {}).items():
+        if v is None:
+            continue
+        if isinstance(v, bool):
+            out[k] = "true" if v else "false"
+        elif isinstance(v, (list, tuple, dict)):
+            out[k] = json.dumps(v)
+        else:
+            out[k] = str(v)
+    return out
+
+
+def list_files(paths: Sequence[str], options: dict) -> List[Tuple[str, int, int]]:
+    ext = _require()
+    return [(str(u), int(s), int(m)) for u, s, m in
+            ext.list_files(list(paths), str_options(options), storage())]
+
+
+class Scan:
+    """An engine scan over some files."""
+
+    def __init__(self, files: Sequence[str], fmt: str, options: dict):
+        self._scan = _require().scan(list(files), fmt, str_options(options), storage())
+
+    def schema(self) -> pa.Schema:
+        return pa.schema(self._scan.schema())
+
+    def stream(self, schema: Optional[pa.Schema] = None) -> pa.RecordBatchReader:
+        obj = self._scan.stream(schema) if schema is not None else self._scan.stream()
+        return pa.RecordBatchReader.from_stream(obj)
+
+
+def write(reader: pa.RecordBatchReader, path: str, fmt: str, options: dict,
+          partition_keys: Sequence[str]) -> List[str]:
+    ext = _require()
+    return [str(u) for u in ext.write(reader, path, fmt, str_options(options),
+                                      list(partition_keys or []), storage())]
+
+
+def delete_prefix(path: str, older_than_ms: Optional[int], exclusions: Optional[list]) -> List[str]:
+    ext = _require()
+    return [str(u) for u in ext.delete_prefix(path, storage(), older_than_ms, exclusions)]
+
+
+def glue_cast(arr: pa.Array, target: pa.DataType) -> Optional[pa.Array]:
+    """The engine's cast kernel, or None when the engine is absent (caller falls back)."""
+    if _ext is None or not hasattr(_ext, "glue_cast"):
+        return None
+    out = _ext.glue_cast(arr, target)
+    if isinstance(out, pa.Array):
+        return out
+    if isinstance(out, pa.ChunkedArray):
+        return out.combine_chunks()
+    return pa.array(out)

@@ -1,0 +1,396 @@
+"""GlueContext: sources, sinks, catalog integration and the flat aliases of AWS Glue's API."""
+import datetime
+import sys
+import time
+from typing import Dict, List, Optional
+
+from . import gluetypes as gt
+from ._compat import select_and_register, spark_unavailable
+from ._embedded import EmbeddedEngine
+from .dynamicframe import DynamicFrame, DynamicFrameReader, DynamicFrameWriter
+
+__all__ = ["GlueContext", "DataSource", "DataSink", "GlueLogger"]
+
+_FILE_CONNECTIONS = {"s3", "file", "local"}
+_PURGE_DEFAULT_HOURS = 168
+
+
+class GlueLogger:
+    """`glueContext.get_logger()`: info/warn/error lines on stderr, as Glue's log4j lines read."""
+
+    def __init__(self, stream=None):
+        self._stream = stream
+
+    def _log(self, level: str, msg) -> None:
+        now = datetime.datetime.now()
+        stamp = now.strftime("%Y-%m-%d %H:%M:%S") + ",{:03d}".format(now.microsecond // 1000)
+        out = self._stream or sys.stderr
+        out.write("{} {} [main] glue: {}\n".format(stamp, level, msg))
+        out.flush()
+
+    def info(self, msg) -> None:
+        self._log("INFO", msg)
+
+    def warn(self, msg) -> None:
+        self._log("WARN", msg)
+
+    warning = warn
+
+    def error(self, msg) -> None:
+        self._log("ERROR", msg)
+
+    def debug(self, msg) -> None:
+        self._log("DEBUG", msg)
+
+
+def _spark_session():
+    """What `glueContext.spark_session` is on the embedded engine: the pyspark stand-in's session
+    (awsglue.spark_api), which allows the harmless preamble (`spark.conf.set`, `sparkContext`,
+    `stop()`) and raises the clear Spark-API error on real use, never an AttributeError."""
+    from .spark_api import get_spark_session
+    return get_spark_session()
+
+
+def _paths(connection_options: dict) -> List[str]:
+    paths = connection_options.get("paths", connection_options.get("path"))
+    if paths is None:
+        raise ValueError("connection_options needs \"paths\" (a list of s3:// or local paths)")
+    if isinstance(paths, str):
+        return [paths]
+    return [str(p) for p in paths]
+
+
+def _partition_names(keys) -> List[str]:
+    return [k[0] if isinstance(k, (tuple, list)) else str(k) for k in (keys or [])]
+
+
+def glue_type_string(dt: gt.DataType) -> str:
+    """A Glue type as the type name a catalog update takes (`long`, `decimal(10,2)`,
+    `array<struct<a:int>>`); an unresolved choice is written as a struct of its members and a
+    field that is null everywhere as a string."""
+    if isinstance(dt, (gt.NullType, gt.UnknownType)):
+        return "string"
+    if isinstance(dt, gt.DecimalType):
+        return "decimal({},{})".format(dt.precision, dt.scale)
+    if isinstance(dt, gt.ArrayType):
+        return "array<{}>".format(glue_type_string(dt.elementType))
+    if isinstance(dt, gt.MapType):
+        return "map<{},{}>".format(glue_type_string(dt.keyType), glue_type_string(dt.valueType))
+    if isinstance(dt, gt.StructType):
+        return "struct<{}>".format(",".join("{}:{}".format(f.name, glue_type_string(f.dataType))
+                                            for f in dt.fields))
+    if isinstance(dt, gt.ChoiceType):
+        return "struct<{}>".format(",".join("{}:{}".format(n, glue_type_string(t))
+                                            for n, t in dt.choices.items()))
+    if isinstance(dt, gt.EnumType):
+        return "string"
+    return dt.typeName()
+
+
+def _catalog_columns(schema: gt.StructType, pkeys: List[str]):
+    """(data columns, partition keys) as (name, Glue type) pairs for catalog.update_after_write."""
+    types = {f.name: glue_type_string(f.dataType) for f in schema.fields}
+    columns = [(f.name, types[f.name]) for f in schema.fields if f.name not in pkeys]
+    keys = [(k, types.get(k, "string")) for k in pkeys]
+    return columns, keys
+
+
+def _catalog():
+    try:
+        from . import catalog  # runtime helper's module
+    except ImportError as e:
+        raise RuntimeError("Data Catalog support (awsglue.catalog) is not available: {}".format(e))
+    return catalog
+
+
+class GlueContext:
+    """The entry point of a Glue script: `GlueContext(SparkContext.getOrCreate())`.
+
+    On the embedded engine the SparkContext is only accepted (OpenGlue's pyspark stand-in or a
+    real one); data work happens in `self._engine`.
+    """
+
+    def __init__(self, sparkContext=None, engine=None, **options):
+        self._sc = sparkContext
+        self._engine = engine or EmbeddedEngine()
+        try:  # the runtime helper's one-line "which engine runs this job" note, in a job run
+            from .spark_api import announce_engine  # type: ignore
+        except ImportError:
+            announce_engine = None
+        if announce_engine is not None:
+            announce_engine()
+        self._options = options
+        self._logger = GlueLogger()
+        self.create_dynamic_frame = DynamicFrameReader(self)
+        self.write_dynamic_frame = DynamicFrameWriter(self)
+        self.written: Dict[str, List[str]] = {}
+
+    # ---------------------------------------------------------------- Spark-side API
+
+    @property
+    def spark_session(self):
+        return _spark_session()
+
+    @property
+    def sparkSession(self):
+        return _spark_session()
+
+    def create_data_frame_from_options(self, *args, **kwargs):
+        raise spark_unavailable("glueContext.create_data_frame_from_options()")
+
+    def create_data_frame_from_catalog(self, *args, **kwargs):
+        raise spark_unavailable("glueContext.create_data_frame_from_catalog()")
+
+    def create_dynamic_frame_from_rdd(self, *args, **kwargs):
+        raise spark_unavailable("glueContext.create_dynamic_frame_from_rdd()")
+
+    def get_logger(self) -> GlueLogger:
+        return self._logger
+
+    # ---------------------------------------------------------------- reading
+
+    def create_dynamic_frame_from_options(self, connection_type: str = "s3", connection_options=None,
+                                          format=None, format_options=None,
+                                          transformation_ctx: str = "", push_down_predicate: str = "",
+                                          **kwargs) -> DynamicFrame:
+        connection_options = dict(connection_options or {})
+        ctype = (connection_type or "s3").lower()
+        if ctype not in _FILE_CONNECTIONS:
+            raise ValueError("connection_type {!r} is not supported by the embedded engine "
+                             "(supported: s3, file; JDBC sources arrive with bookmarks' issue 9)"
+                             .format(connection_type))
+        if not format:
+            raise ValueError("create_dynamic_frame.from_options needs format= (csv, json, parquet, "
+                             "glueparquet or orc)")
+        paths = _paths(connection_options)
+        listing = self._engine.list_files(paths, connection_options)
+        listing = select_and_register(transformation_ctx, {
+            "type": ctype, "paths": paths, "format": format,
+            "maxBand": connection_options.get("maxBand"),
+            "maxFilesInBand": connection_options.get("maxFilesInBand")}, listing)
+        plan = self._engine.read_files(listing, format, dict(format_options or {}),
+                                       connection_options)
+        return DynamicFrame(plan, self, transformation_ctx or "", transformation_ctx)
+
+    def create_dynamic_frame_from_catalog(self, database: Optional[str] = None,
+                                          table_name: Optional[str] = None,
+                                          redshift_tmp_dir: str = "", transformation_ctx: str = "",
+                                          push_down_predicate: str = "", additional_options=None,
+                                          catalog_id: Optional[str] = None, **kwargs) -> DynamicFrame:
+        if not database or not table_name:
+            raise ValueError("from_catalog needs database and table_name")
+        additional_options = dict(additional_options or {})
+        cat = _catalog()
+        src = cat.resolve_source(
+            database, table_name, push_down_predicate=push_down_predicate or "",
+            catalog_partition_predicate=additional_options.get("catalogPartitionPredicate", "") or "",
+            additional_options=additional_options, catalog_id=catalog_id)
+        parts, listing = [], []
+        list_opts = {k: additional_options[k] for k in ("recurse", "exclusions")
+                     if k in additional_options}
+        for location, values in src.paths:
+            files = self._engine.list_files([location], list_opts)
+            listing.extend(files)
+            parts.append(([u for u, _, _ in files], dict(values)))
+        kept = select_and_register(transformation_ctx, {
+            "type": "s3", "database": database, "table": table_name,
+            "paths": [loc for loc, _ in src.paths], "format": src.format}, listing)
+        if len(kept) != len(listing) or kept != listing:
+            keep = {u for u, _, _ in kept}
+            parts = [([u for u in files if u in keep], values) for files, values in parts]
+            listing = kept
+        fmt_opts = dict(src.format_options or {})
+        for k in ("separator", "quoteChar", "escaper", "withHeader", "skipFirst", "multiLine",
+                  "jsonPath", "compressionType"):
+            if k in additional_options:
+                fmt_opts[k] = additional_options[k]
+        plan = self._engine.read_catalog(parts, listing, src.format, fmt_opts,
+                                         list(src.schema_columns), list(src.partition_keys))
+        return DynamicFrame(plan, self, table_name, transformation_ctx)
+
+    def getCatalogSource(self, database: Optional[str] = None, table_name: Optional[str] = None,
+                         redshift_tmp_dir: str = "", transformation_ctx: str = "",
+                         push_down_predicate: str = "", additional_options=None,
+                         catalog_id: Optional[str] = None, **kwargs):
+        options = dict(additional_options or {})
+        options.update(database=database, table_name=table_name)
+        return DataSource(self, "catalog", None, transformation_ctx, push_down_predicate, options)
+
+    def getSource(self, connection_type: str, format: Optional[str] = None,
+                  transformation_ctx: str = "", push_down_predicate: str = "", **options):
+        return DataSource(self, connection_type, format, transformation_ctx, push_down_predicate,
+                          options)
+
+    # ---------------------------------------------------------------- writing
+
+    def write_dynamic_frame_from_options(self, frame: DynamicFrame, connection_type: str = "s3",
+                                         connection_options=None, format=None, format_options=None,
+                                         transformation_ctx: str = "") -> DynamicFrame:
+        connection_options = dict(connection_options or {})
+        ctype = (connection_type or "s3").lower()
+        if ctype not in _FILE_CONNECTIONS:
+            raise ValueError("connection_type {!r} is not supported by the embedded engine "
+                             "(supported: s3, file)".format(connection_type))
+        path = connection_options.get("path")
+        if not path:
+            raise ValueError("write_dynamic_frame.from_options needs connection_options[\"path\"]")
+        uris = self._engine.write(frame._plan, path, format or "json", dict(format_options or {}),
+                                  _partition_names(connection_options.get("partitionKeys")))
+        self.written[transformation_ctx or path] = uris
+        return frame
+
+    def write_dynamic_frame_from_catalog(self, frame: DynamicFrame, database: Optional[str] = None,
+                                         table_name: Optional[str] = None,
+                                         redshift_tmp_dir: str = "", transformation_ctx: str = "",
+                                         additional_options=None,
+                                         catalog_id: Optional[str] = None, **kwargs) -> DynamicFrame:
+        if not database or not table_name:
+            raise ValueError("write_dynamic_frame.from_catalog needs database and table_name")
+        additional_options = dict(additional_options or {})
+        cat = _catalog()
+        sink = cat.resolve_sink(database, table_name, catalog_id=catalog_id)
+        pkeys = _partition_names(additional_options.get("partitionKeys")
+                                 or getattr(sink, "partition_keys", None))
+        uris = self._engine.write(frame._plan, sink.path, sink.format,
+                                  dict(getattr(sink, "format_options", None) or {}), pkeys)
+        self.written[transformation_ctx or "{}.{}".format(database, table_name)] = uris
+        columns, keys = _catalog_columns(frame.schema(), pkeys)
+        enable = str(additional_options.get("enableUpdateCatalog", "false")).lower() == "true"
+        cat.update_after_write(database, table_name, uris, keys, columns,
+                               additional_options.get("updateBehavior", "UPDATE_IN_DATABASE"),
+                               enable)
+        return frame
+
+    def getCatalogSink(self, database: str, table_name: str, redshift_tmp_dir: str = "",
+                       transformation_ctx: str = "", additional_options=None,
+                       catalog_id: Optional[str] = None, **kwargs):
+        sink = DataSink(self, "s3", None, transformation_ctx, dict(additional_options or {}))
+        sink.setCatalogInfo(database, table_name, catalog_id)
+        return sink
+
+    def forEachBatch(self, frame, batch_function, options=None):
+        raise NotImplementedError("streaming jobs (forEachBatch) are not supported by OpenGlue's "
+                                  "embedded engine")
+
+    def getSink(self, connection_type: str = "s3", format: Optional[str] = None,
+                transformation_ctx: str = "", **options):
+        return DataSink(self, connection_type, format, transformation_ctx, options)
+
+    # ---------------------------------------------------------------- purging
+
+    def purge_s3_path(self, s3_path: str, options=None, transformation_ctx: str = "") -> List[str]:
+        """Deletes the objects under s3_path older than `retentionPeriod` hours (default 168);
+        `excludeStorageClasses` is accepted (the embedded store has one class)."""
+        options = dict(options or {})
+        hours = float(options.get("retentionPeriod", _PURGE_DEFAULT_HOURS))
+        cutoff_ms = int(time.time() * 1000 - hours * 3600 * 1000)
+        return self._engine.purge(s3_path, cutoff_ms, options.get("exclusions"))
+
+    def purge_table(self, database: str, table_name: str, options=None,
+                    transformation_ctx: str = "", catalog_id: Optional[str] = None) -> List[str]:
+        options = dict(options or {})
+        src = _catalog().resolve_source(
+            database, table_name, catalog_partition_predicate=options.get("partitionPredicate", ""),
+            catalog_id=catalog_id)
+        deleted: List[str] = []
+        seen = set()
+        for location, _ in src.paths:
+            if location in seen:
+                continue
+            seen.add(location)
+            deleted.extend(self.purge_s3_path(location, options, transformation_ctx))
+        return deleted
+
+    # ---------------------------------------------------------------- aliases
+
+    def write_from_options(self, frame_or_dfc, connection_type="s3", connection_options=None,
+                           format=None, format_options=None, transformation_ctx=""):
+        return self.write_dynamic_frame_from_options(frame_or_dfc, connection_type,
+                                                     connection_options, format, format_options,
+                                                     transformation_ctx)
+
+    def write_from_catalog(self, frame_or_dfc, database=None, table_name=None, redshift_tmp_dir="",
+                           transformation_ctx="", additional_options=None, catalog_id=None):
+        return self.write_dynamic_frame_from_catalog(frame_or_dfc, database, table_name,
+                                                     redshift_tmp_dir, transformation_ctx,
+                                                     additional_options, catalog_id)
+
+    def extract_jdbc_conf(self, connection_name, catalog_id=None):
+        raise NotImplementedError("Glue connections arrive with issue 9; not supported yet")
+
+
+class DataSource:
+    """`glueContext.getSource(...)`: setFormat then getFrame."""
+
+    def __init__(self, ctx: GlueContext, connection_type: str, fmt, transformation_ctx: str,
+                 push_down_predicate: str, options: dict):
+        self._ctx = ctx
+        self._type = connection_type
+        self._format = fmt
+        self._format_options: dict = {}
+        self._ctxname = transformation_ctx
+        self._pdp = push_down_predicate
+        self._options = options
+
+    def setFormat(self, format: str, **options) -> None:
+        self._format = format
+        self._format_options = dict(options)
+
+    def getFrame(self, **options) -> DynamicFrame:
+        opts = dict(self._options)
+        opts.update(options)
+        if self._type.lower() == "catalog" or ("database" in opts and "table_name" in opts
+                                                and "paths" not in opts):
+            return self._ctx.create_dynamic_frame_from_catalog(
+                opts.pop("database", None), opts.pop("table_name", opts.pop("tableName", None)),
+                transformation_ctx=self._ctxname, push_down_predicate=self._pdp,
+                additional_options=opts)
+        return self._ctx.create_dynamic_frame_from_options(
+            self._type, opts, self._format, self._format_options, self._ctxname)
+
+
+class DataSink:
+    """`glueContext.getSink(...)`: setFormat, setCatalogInfo, writeFrame."""
+
+    def __init__(self, ctx: GlueContext, connection_type: str, fmt, transformation_ctx: str,
+                 options: dict):
+        self._ctx = ctx
+        self._type = connection_type
+        self._format = fmt
+        self._format_options: dict = {}
+        self._ctxname = transformation_ctx
+        self._options = dict(options)
+        self._catalog: Optional[tuple] = None
+
+    def setFormat(self, format: str, **options) -> None:
+        self._format = format
+        self._format_options = dict(options)
+
+    def setCatalogInfo(self, catalogDatabase: str, catalogTableName: str,
+                       catalogId: Optional[str] = None) -> None:
+        self._catalog = (catalogDatabase, catalogTableName, catalogId)
+
+    def writeFrame(self, dynamic_frame: DynamicFrame, info: str = "") -> DynamicFrame:
+        opts = self._options
+        path, fmt, fmt_opts = opts.get("path"), self._format, dict(self._format_options)
+        pkeys = _partition_names(opts.get("partitionKeys"))
+        if self._catalog is not None and not path:
+            sink = _catalog().resolve_sink(self._catalog[0], self._catalog[1],
+                                           catalog_id=self._catalog[2])
+            path = sink.path
+            fmt = fmt or sink.format
+            fmt_opts = fmt_opts or dict(getattr(sink, "format_options", None) or {})
+            pkeys = pkeys or _partition_names(getattr(sink, "partition_keys", None))
+        if not path:
+            raise ValueError("getSink needs path= (or setCatalogInfo for a catalog table)")
+        uris = self._ctx._engine.write(dynamic_frame._plan, path, fmt or "json", fmt_opts, pkeys)
+        self._ctx.written[self._ctxname or str(path)] = uris
+        if self._catalog is not None:
+            db, table, catalog_id = self._catalog
+            enable = str(opts.get("enableUpdateCatalog", "false")).lower() == "true"
+            columns, keys = _catalog_columns(dynamic_frame.schema(), pkeys)
+            _catalog().update_after_write(db, table, uris, keys, columns,
+                                          opts.get("updateBehavior", "UPDATE_IN_DATABASE"), enable)
+        return dynamic_frame
+
+    write = writeFrame

@@ -1,0 +1,2 @@
+"""pyspark.context stand-in (see awsglue/spark_api.py)."""
+from awsglue.spark_api import SparkContext  # noqa: F401

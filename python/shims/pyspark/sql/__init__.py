@@ -1,0 +1,13 @@
+"""pyspark.sql stand-in (see awsglue/spark_api.py)."""
+from awsglue.spark_api import (Column, DataFrame, DataFrameReader, DataFrameWriter,  # noqa: F401
+                               GroupedData, Row, SparkSession, SQLContext, StandIn)
+from pyspark.sql import functions, types  # noqa: F401,E402
+from pyspark.sql.window import Window, WindowSpec  # noqa: F401,E402
+
+HiveContext = SQLContext
+
+
+def __getattr__(attr):
+    if attr.startswith("__") and attr.endswith("__"):
+        raise AttributeError(attr)
+    return StandIn(f"pyspark.sql.{attr}")

@@ -1,0 +1,2 @@
+"""pyspark.sql.dataframe stand-in (see awsglue/spark_api.py)."""
+from awsglue.spark_api import DataFrame  # noqa: F401

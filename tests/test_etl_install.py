@@ -1,0 +1,113 @@
+"""`pip install ./python` into a fresh virtual environment, offline: awsglue and the pyspark
+stand-in work there in-process, and a real pyspark is never shadowed.
+
+The new environment reaches the project environment's packages (pyarrow, boto3, setuptools,
+wheel) through a .pth file, so nothing is downloaded; the package is installed with --no-deps and
+--no-build-isolation from a copy of python/ (the build writes into the tree it builds)."""
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import textwrap
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory):
+    base = tmp_path_factory.mktemp("install")
+    source = base / "src"
+    shutil.copytree(os.path.join(ROOT, "python"), source,
+                    ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info", "tests"))
+    env_dir = base / "venv"
+    # No pip of its own (ensurepip is slow): the project environment's pip installs into it.
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env_dir)], check=True,
+                   timeout=120)
+    python = str(env_dir / "bin" / "python")
+    purelib = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                             check=True, capture_output=True, text=True).stdout.strip()
+    project_site = sysconfig.get_path("purelib")
+    with open(os.path.join(purelib, "zz_project_venv.pth"), "w") as f:
+        f.write(project_site + "\n")
+    result = subprocess.run([sys.executable, "-m", "pip", "--python", python, "install",
+                             "--no-deps", "--no-index",
+                             "--no-build-isolation", "--disable-pip-version-check", "-q",
+                             str(source)], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return python, purelib
+
+
+def run(python, body, cwd=None):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH",) and not k.startswith(("OPENGLUE_", "AWS_"))}
+    return subprocess.run([python, "-c", textwrap.dedent(body)], capture_output=True, text=True,
+                          timeout=120, env=env, cwd=cwd)
+
+
+def test_installed_package_runs_a_glue_script_in_process(venv, tmp_path):
+    python, purelib = venv
+    result = run(python, """
+        import json, os
+        import awsglue, pyspark
+        from pyspark.context import SparkContext
+        from pyspark.sql import SparkSession
+        from pyspark.sql.functions import col
+        from awsglue.utils import getResolvedOptions
+        from awsglue.job import Job
+        from awsglue.storage import storage_options
+        from awsglue.catalog import hive_to_glue
+        from awsglue.spark_api import SparkApiUnavailable
+        args = getResolvedOptions(["x.py", "--JOB_NAME", "j", "--day=1"], ["JOB_NAME", "day"])
+        sc = SparkContext.getOrCreate()
+        spark = SparkSession.builder.getOrCreate()
+        job = Job(None)
+        job.init(args["JOB_NAME"], args)
+        job.commit()
+        try:
+            spark.sql("select 1")
+            failed = ""
+        except SparkApiUnavailable as e:
+            failed = str(e)
+        print(json.dumps({
+            "awsglue": os.path.dirname(awsglue.__file__),
+            "pyspark": pyspark.__file__, "standin": getattr(pyspark, "__openglue_standin__", False),
+            "args": args, "storage": storage_options({"OPENGLUE_S3_ROOT": "/r"}),
+            "type": hive_to_glue("bigint"), "failed": failed}))
+    """, cwd=str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    import json
+    got = json.loads(result.stdout.strip().splitlines()[-1])
+    assert got["awsglue"] == os.path.join(purelib, "awsglue")
+    assert got["pyspark"] == os.path.join(purelib, "openglue_standin", "pyspark", "__init__.py")
+    assert got["standin"] is True
+    assert got["args"] == {"JOB_NAME": "j", "day": "1"}
+    assert got["storage"] == {"s3_root": "/r"}
+    assert got["type"] == "long"
+    assert got["failed"].startswith("spark.sql() is Spark's API (pyspark)")
+    assert os.path.exists(os.path.join(purelib, "openglue_standin.pth"))
+    # The engine's binary is installed with the package when the build has made it.
+    built = glob.glob(os.path.join(ROOT, "python", "awsglue", "_engine*.so"))
+    installed = glob.glob(os.path.join(purelib, "awsglue", "_engine*.so"))
+    assert [os.path.basename(p) for p in installed] == [os.path.basename(p) for p in built]
+
+
+def test_a_real_pyspark_wins_over_the_stand_in(venv, tmp_path):
+    python, purelib = venv
+    real = tmp_path / "real" / "pyspark"
+    real.mkdir(parents=True)
+    (real / "__init__.py").write_text("REAL = True\n")
+    # A real pyspark anywhere on the path (here: installed beside, through a .pth) is the one
+    # imported; the stand-in's finder comes last.
+    pth = os.path.join(purelib, "aa_real_pyspark.pth")
+    with open(pth, "w") as f:
+        f.write(str(tmp_path / "real") + "\n")
+    try:
+        result = run(python, "import pyspark; print(pyspark.REAL, pyspark.__file__)")
+    finally:
+        os.unlink(pth)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["True", str(real / "__init__.py")]
