@@ -94,8 +94,8 @@ def test_write_accepts_a_record_batch_reader_and_rolls_files(tmp_path):
 
 
 def test_glue_cast_arrays_and_choices():
-    out = pa.array(_engine.glue_cast(pa.array(["1", " 2 ", "x", None, "3000000000"]), pa.int32()))
-    assert out.type == pa.int32() and out.to_pylist() == [1, 2, None, None, None]
+    out = pa.array(_engine.glue_cast(pa.array(["1", " 2 ", "x", None, "3000000000", "1.9"]), pa.int32()))
+    assert out.type == pa.int32() and out.to_pylist() == [1, 2, None, None, None, 1]
     assert pa.array(_engine.glue_cast(pa.array(["2024-02-29", "2023-02-29"]), pa.date32())).to_pylist() == \
         [datetime.date(2024, 2, 29), None]
     ts = pa.array(_engine.glue_cast(pa.array(["2024-01-02T03:04:05.5+01:00"]), pa.timestamp("us")))

@@ -135,6 +135,30 @@ bool ParseInt64(std::string_view s, int64_t* out) {
   return true;
 }
 
+// Decimal or scientific text ("1.5", "-2.7e1", ".5") truncated toward zero, as Spark casts a
+// string to an integer; false for other text or beyond 64 bits.
+bool ParseIntegralPart(std::string_view s, int64_t* out) {
+  s = Trim(s);
+  if (!s.empty() && s[0] == '+') s.remove_prefix(1);
+  if (s.empty() || s.size() > 100) return false;
+  for (char c : s)
+    if (!((c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-')) return false;
+  arrow::Decimal128 value;
+  int32_t precision = 0, scale = 0;
+  if (!arrow::Decimal128::FromString(s, &value, &precision, &scale).ok()) return false;
+  if (scale > 0) {
+    value = value.ReduceScaleBy(scale, /*round=*/false);
+  } else if (scale < 0) {
+    if (precision - scale > 38) return false;
+    value = value.IncreaseScaleBy(-scale);
+  }
+  if (value < arrow::Decimal128(std::numeric_limits<int64_t>::min()) ||
+      value > arrow::Decimal128(std::numeric_limits<int64_t>::max()))
+    return false;
+  *out = static_cast<int64_t>(value.low_bits());
+  return true;
+}
+
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i)
@@ -698,7 +722,9 @@ Result<ArrayPtr> CastToInteger(const ArrayPtr& array, const TypePtr& target) {
     ForEachView(*array, [&](int64_t i, bool null, std::string_view v) { views[i] = v; valid[i] = !null; });
     return BuildPrimitive<ArrowType>(target, n, [&](int64_t i, T* out) {
       int64_t v;
-      if (!valid[i] || !ParseInt64(views[i], &v) || !IntFits<T>(v)) return false;
+      if (!valid[i]) return false;
+      if (!ParseInt64(views[i], &v) && !ParseIntegralPart(views[i], &v)) return false;
+      if (!IntFits<T>(v)) return false;
       *out = static_cast<T>(v);
       return true;
     });

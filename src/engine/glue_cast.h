@@ -2,9 +2,9 @@
 // a target schema do to a value of one Glue type when another is wanted.
 //
 // Semantics (a value that does not convert becomes null; a cast never fails because of data):
-// - string -> byte/short/int/long: the trimmed text is an optional sign and decimal digits
-//   ("12", " -3 ", "+7"); anything else ("1.5", "1e3", "", "x") or a value out of the target's
-//   range is null.
+// - string -> byte/short/int/long: the trimmed text is a decimal or scientific number ("12",
+//   " -3 ", "+7", "1.9" -> 1, "-2.7" -> -2, "1e3" -> 1000), truncated toward zero as Spark does;
+//   anything else ("", "x", "NaN") or a value out of the target's range is null.
 // - string -> float/double: trimmed decimal or scientific text, "NaN", "Infinity"/"inf" with an
 //   optional sign; a double out of float's range is null.
 // - string -> decimal(p,s): trimmed decimal text (exponent allowed), rounded half away from

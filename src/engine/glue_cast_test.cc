@@ -39,8 +39,8 @@ void ExpectCast(const TypePtr& from, const std::string& in, const TypePtr& to, c
 }
 
 TEST(GlueCastTest, StringToIntegersTrimsAndNullsWhatDoesNotParse) {
-  ExpectCast(arrow::utf8(), R"(["1", " 2 ", "+3", "-4", "1.5", "1e3", "", "x", null, "2147483648"])",
-             arrow::int32(), "[1, 2, 3, -4, null, null, null, null, null, null]");
+  ExpectCast(arrow::utf8(), R"(["1", " 2 ", "+3", "-4", "1.9", "-2.7e0", "1e3", "", "x", null, "2147483648", "NaN", "1e30", ".5"])",
+             arrow::int32(), "[1, 2, 3, -4, 1, -2, 1000, null, null, null, null, null, null, 0]");
   ExpectCast(arrow::utf8(), R"(["127", "128", "-128", "-129"])", arrow::int8(), "[127, null, -128, null]");
   ExpectCast(arrow::utf8(), R"(["32767", "32768"])", arrow::int16(), "[32767, null]");
   ExpectCast(arrow::utf8(), R"(["9223372036854775807", "-9223372036854775808", "9223372036854775808"])",
