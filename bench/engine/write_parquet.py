@@ -36,7 +36,7 @@ def reset_peak():
         f.write("5")
 
 
-def child(which, rows, out):
+def child(which, rows, out, partition=True):
     import numpy as np
     import pyarrow as pa
     rng = np.random.default_rng(7)
@@ -58,10 +58,11 @@ def child(which, rows, out):
     start = time.perf_counter()
     if which == "openglue":
         from awsglue import _engine
-        files = _engine.write(table, out, "parquet", {"compression": "snappy"}, ["day"], {})
+        files = _engine.write(table, out, "parquet", {"compression": "snappy"}, ["day"] if partition else [], {})
     else:
         import pyarrow.dataset as ds
-        ds.write_dataset(table, out, format="parquet", partitioning=["day"], partitioning_flavor="hive",
+        ds.write_dataset(table, out, format="parquet", partitioning=["day"] if partition else None,
+                         partitioning_flavor="hive" if partition else None,
                          file_options=ds.ParquetFileFormat().make_write_options(compression="snappy"),
                          existing_data_behavior="overwrite_or_ignore")
         files = [os.path.join(d, f) for d, _, fs in os.walk(out) for f in fs]
@@ -69,7 +70,7 @@ def child(which, rows, out):
     cpu = time.process_time() - start_cpu
     peak = status_kib("VmHWM")
     size = sum(os.path.getsize(f) for f in files)
-    print(json.dumps({"writer": which, "rows": rows, "table_mb": table.nbytes / 1e6, "wall_s": wall,
+    print(json.dumps({"writer": which, "partitioned": partition, "rows": rows, "table_mb": table.nbytes / 1e6, "wall_s": wall,
                       "cpu_s": cpu, "mb_per_s": table.nbytes / 1e6 / wall, "files": len(files),
                       "output_mb": size / 1e6, "base_rss_mb": base / 1024,
                       "peak_rss_mb": peak / 1024, "peak_above_base_mb": (peak - base) / 1024}))
@@ -82,9 +83,10 @@ def main():
     parser.add_argument("--child", default=None)
     parser.add_argument("--out", default=None)
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--no-partition", action="store_true", help="one output folder, no partition column")
     args = parser.parse_args()
     if args.child:
-        child(args.child, args.rows, args.out)
+        child(args.child, args.rows, args.out, not args.no_partition)
         return
     work = tempfile.mkdtemp(dir=args.dir, prefix="og-write-bench-")
     try:
@@ -93,7 +95,7 @@ def main():
                 out = os.path.join(work, which)
                 shutil.rmtree(out, ignore_errors=True)
                 result = subprocess.run([sys.executable, __file__, "--child", which, "--rows", str(args.rows),
-                                         "--out", out], capture_output=True, text=True, timeout=1200)
+                                         "--out", out] + (["--no-partition"] if args.no_partition else []), capture_output=True, text=True, timeout=1200)
                 if result.returncode != 0:
                     print(result.stderr, file=sys.stderr)
                     sys.exit(1)

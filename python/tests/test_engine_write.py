@@ -139,3 +139,43 @@ def test_delete_prefix_with_exclusions_and_retention(tmp_path):
     assert sorted(deleted) == sorted(uris)
     assert (tmp_path / "s3" / "bkt" / "p" / "keep.txt").exists()
     assert _engine.delete_prefix("s3://bkt/nothing", storage) == []
+
+
+def _versitygw():
+    import shutil
+    import sys
+    candidate = os.path.join(os.path.dirname(sys.executable), "versitygw")
+    return candidate if os.path.exists(candidate) else shutil.which("versitygw")
+
+
+@pytest.mark.skipif(_versitygw() is None, reason="versitygw (the S3 server `make deps` installs) is absent")
+def test_write_and_delete_through_an_s3_endpoint(tmp_path):
+    import socket
+    import subprocess
+    import time
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    (tmp_path / "gw" / "bkt").mkdir(parents=True)
+    proc = subprocess.Popen([_versitygw(), "--access", "AKIAWRITERTEST", "--secret", "writer-secret-key",
+                             "--port", f"127.0.0.1:{port}", "posix", str(tmp_path / "gw")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 15
+        while time.time() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        storage = {"endpoint": f"http://127.0.0.1:{port}", "access_key": "AKIAWRITERTEST",
+                   "secret_key": "writer-secret-key", "region": "us-east-1"}
+        uris = _engine.write(sales(), "s3://bkt/out/", "parquet", {}, ["day"], storage)
+        assert len(uris) == 3 and all(u.startswith("s3://bkt/out/day=") for u in uris)
+        local = [tmp_path / "gw" / u[len("s3://"):] for u in uris]
+        assert sorted(sum((pq.read_table(p)["id"].to_pylist() for p in local), [])) == [1, 2, 3, 4]
+        assert sorted(_engine.delete_prefix("s3://bkt/out", storage)) == sorted(uris)
+        assert not any(p.exists() for p in local)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

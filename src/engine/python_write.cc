@@ -190,6 +190,13 @@ void RegisterWriteFunctions(py::module_& m) {
     m.attr("EngineError") = EngineErrorType();
   }
 
+  // S3 is shut down from Python's atexit (before interpreter teardown), as pyarrow does.
+  m.def("_finalize_s3", [] {
+    py::gil_scoped_release release;
+    storage::FinalizeArrowS3();
+  });
+  py::module_::import("atexit").attr("register")(m.attr("_finalize_s3"));
+
   py::class_<StreamObject>(m, "_WriterStream")
       .def("__arrow_c_stream__", &StreamObject::ArrowCStream, py::arg("requested_schema") = py::none());
   py::class_<ArrayObject>(m, "_WriterArray")

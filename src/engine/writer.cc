@@ -19,6 +19,7 @@
 #include <arrow/ipc/writer.h>
 #include <arrow/filesystem/filesystem.h>
 #include <arrow/io/compressed.h>
+#include <arrow/util/byte_size.h>
 #include <arrow/util/compression.h>
 #include <parquet/arrow/writer.h>
 #include <parquet/properties.h>
@@ -338,7 +339,9 @@ arrow::Result<std::unique_ptr<FileSink>> OpenSink(const FormatSpec& spec,
       parquet::WriterProperties::Builder builder;
       builder.compression(spec.codec);
       builder.max_row_group_length(1 << 20);
-      auto arrow_props = parquet::ArrowWriterProperties::Builder().store_schema()->build();
+      // Columns of a row group are encoded on Arrow's CPU pool (our tasks run on threads of
+      // their own, so waiting for them there cannot deadlock).
+      auto arrow_props = parquet::ArrowWriterProperties::Builder().store_schema()->set_use_threads(true)->build();
       ARROW_ASSIGN_OR_RAISE(auto writer, parquet::arrow::FileWriter::Open(
                                              *schema, arrow::default_memory_pool(), raw,
                                              builder.build(), arrow_props));
@@ -639,24 +642,13 @@ class PartitionedWriter {
   uint64_t clock_ = 0;
 };
 
-int64_t BatchBytes(const arrow::RecordBatch& batch) {
-  int64_t total = 0;
-  for (const auto& column : batch.columns()) {
-    for (const auto& buffer : column->data()->buffers)
-      if (buffer) total += buffer->size();
-    for (const auto& child : column->data()->child_data)
-      for (const auto& buffer : child->buffers)
-        if (buffer) total += buffer->size();
-  }
-  // A slice holds its parent's buffers: count its share.
-  return batch.num_rows() > 0 && batch.column(0) != nullptr && batch.column(0)->data()->length > 0
-             ? total
-             : total;
-}
-
+// Bytes of data `rows` of `whole`'s rows stand for: the buffer ranges the batch references (a
+// slice counts its own rows, not its parent's buffers), pro rata.
 int64_t SliceBytes(const arrow::RecordBatch& whole, int64_t rows) {
   if (whole.num_rows() == 0) return 0;
-  return BatchBytes(whole) * rows / whole.num_rows();
+  auto referenced = arrow::util::ReferencedBufferSize(whole);
+  const int64_t bytes = referenced.ok() ? *referenced : 0;
+  return bytes * rows / whole.num_rows();
 }
 
 struct Group {

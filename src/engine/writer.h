@@ -14,7 +14,7 @@
 // `maxRecordsPerFile` rows or about `maxFileBytes` bytes of input; at most `maxOpenFiles` files are
 // open (the least recently used is closed; its partition gets a new file if more rows come).
 // Parquet data is held per file as Arrow batches and encoded as one row group when the file has
-// ~128 MiB of input, when all open files together hold more than 256 MiB (the largest are cut
+// ~128 MiB of input, when all open files together hold more than 128 MiB (the largest are cut
 // until half of that remains), or when the file closes. Batches are split, converted and encoded
 // on a pool of worker threads (one per core), each file owned by one task at a time, while the
 // next batch is read; files are finished in parallel too.
@@ -42,7 +42,7 @@ struct WriteLimits {
   int64_t max_file_bytes = 1LL << 30;          // "maxFileBytes" (input bytes before rolling)
   int max_open_files = 64;                     // "maxOpenFiles"
   int64_t row_group_bytes = 128LL << 20;       // parquet row group cut (input bytes)
-  int64_t buffered_bytes = 512LL << 20;        // all open parquet writers together
+  int64_t buffered_bytes = 128LL << 20;        // all open parquet writers together
   int threads = 0;                             // 0 = one per core
 };
 

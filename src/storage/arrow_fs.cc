@@ -46,15 +46,14 @@ bool IsUnder(const std::string& path, const std::string& root) {
                           path[root.size()] == '/');
 }
 
-// S3 is initialised once per process and finalised at exit, after Python's own atexit hooks
-// (they run first) and before libarrow_s3's static destructors (registered after its load).
+// S3 is initialised once per process; FinalizeArrowS3 ends it (see the header).
+std::mutex s3_mutex;
+
 Status EnsureS3() {
-  static std::once_flag once;
-  static arrow::Status status;
-  std::call_once(once, [] {
-    status = arrow::fs::EnsureS3Initialized();
-    if (status.ok()) std::atexit([] { (void)arrow::fs::EnsureS3Finalized(); });
-  });
+  std::lock_guard<std::mutex> lock(s3_mutex);
+  if (arrow::fs::IsS3Finalized())
+    return Status::Internal("S3 support was already shut down in this process");
+  arrow::Status status = arrow::fs::EnsureS3Initialized();
   if (!status.ok()) return Status::Internal("cannot initialise S3 support: " + status.ToString());
   return Status::OK();
 }
@@ -138,6 +137,11 @@ Result<ResolvedPath> ResolveEndpoint(const Location& location, const StorageOpti
 }
 
 }  // namespace
+
+void FinalizeArrowS3() {
+  std::lock_guard<std::mutex> lock(s3_mutex);
+  if (arrow::fs::IsS3Initialized()) (void)arrow::fs::EnsureS3Finalized();
+}
 
 StorageOptions StorageOptions::FromMap(const std::map<std::string, std::string>& map) {
   StorageOptions o;

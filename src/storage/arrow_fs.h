@@ -19,7 +19,9 @@
 //     with endpoint: Arrow's S3FileSystem (endpoint_override and scheme from the URL, path-style
 //                    addressing, the given access key / secret / session token, region default
 //                    us-east-1), path "bucket/key". S3 is initialised once per process
-//                    (EnsureS3Initialized) and finalised at exit (an atexit handler).
+//                    (EnsureS3Initialized); the process calls FinalizeArrowS3() before it exits
+//                    (the Python module registers it with Python's atexit, as pyarrow does: a
+//                    C atexit handler aborts inside the AWS SDK's teardown).
 //     with neither:  InvalidInput.
 //   file:///abs/path, plain paths   LocalFileSystem, the absolute path.
 //
@@ -61,6 +63,10 @@ struct ResolvedPath {
 };
 
 Result<ResolvedPath> ResolveArrowPath(std::string_view uri, const StorageOptions& options);
+
+// Shuts Arrow's S3 support down if it was started (idempotent; thread-safe). After it, endpoint
+// paths fail with Internal. Call once before process exit when endpoint paths were resolved.
+void FinalizeArrowS3();
 
 // `base` joined with a relative, '/'-separated child ("k=v/part-0.parquet"): fs path and uri.
 ResolvedPath ChildPath(const ResolvedPath& base, std::string_view relative);

@@ -101,6 +101,12 @@ TEST_F(ArrowFsTest, EndpointGivesArrowS3FileSystem) {
   EXPECT_EQ(r->path, "bkt/a/b");
   EXPECT_EQ(r->uri, "s3://bkt/a/b");
   EXPECT_EQ(r->fs->type_name(), "s3");
+  r = ResolvedPath{};  // the filesystem goes before S3 is shut down
+  FinalizeArrowS3();
+  FinalizeArrowS3();  // idempotent
+  auto after = ResolveArrowPath("s3://bkt/a", options);
+  ASSERT_FALSE(after.ok());
+  EXPECT_EQ(after.status().code(), StatusCode::kInternal);
 }
 
 }  // namespace
