@@ -13,6 +13,20 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The AWS SDK inside pyarrow's libarrow_s3 is not instrumented: its threads and its teardown give
+// sanitizer reports that are not ours (as with the engine label under TSan).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
 class ArrowFsTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -92,6 +106,7 @@ TEST_F(ArrowFsTest, LocalPathsAndErrors) {
 }
 
 TEST_F(ArrowFsTest, EndpointGivesArrowS3FileSystem) {
+  if (kSanitized) GTEST_SKIP() << "the AWS SDK is not instrumented";
   auto options = StorageOptions::FromMap({{"endpoint", "http://127.0.0.1:1"}, {"access_key", "a"},
                                           {"secret_key", "b"}, {"region", "eu-west-1"}, {"other", "x"}});
   EXPECT_EQ(options.region, "eu-west-1");
