@@ -12,8 +12,8 @@ PYTHON = $(VENV)/bin/python3
 BUILD ?= build
 JOBS ?= $(shell nproc)
 APT_PACKAGES = cmake ninja-build g++ make libsqlite3-dev libssl-dev nlohmann-json3-dev \
-               libgtest-dev googletest wrk procps libre2-dev python3 python3-venv python3-dev \
-               clang libclang-rt-14-dev iproute2
+               libgtest-dev googletest wrk procps libre2-dev python3 python3-venv \
+               clang libclang-rt-14-dev iproute2 python3-dev
 APT_STAMP = $(BUILD)/.apt-stamp
 STAMP = $(VENV)/.requirements-stamp
 CMAKE_FLAGS ?=
@@ -21,7 +21,7 @@ comma := ,
 export PATH := $(VENV)/bin:$(PATH)
 export VIRTUAL_ENV := $(VENV)
 
-.PHONY: all deps build test unit-test e2e-test demo bench bench-deps bench-jobs docs clean help \
+.PHONY: all deps build test unit-test e2e-test demo bench bench-deps bench-jobs bench-etl docs clean help \
         sanitize tsan analyze fuzz fuzz-build kill9 ci
 
 all: build
@@ -32,6 +32,7 @@ help:
 	@echo "make build   build build/openglue"
 	@echo "make bench   run the catalog benchmark against OpenGlue and moto (docs/benchmarks.md)"
 	@echo "make bench-jobs  run the jobs benchmark: job-run latency, queued runs (docs/benchmarks.md)"
+	@echo "make bench-etl   run the ETL benchmark: 2 GB CSV -> partitioned Parquet, OpenGlue next to pyarrow and DuckDB"
 	@echo "make sanitize    clang ASan+UBSan build (also the -Wthread-safety check), run the unit tests"
 	@echo "make tsan        clang ThreadSanitizer build, run the unit tests"
 	@echo "make fuzz FUZZ_SECONDS=60  build the libFuzzer targets, run each from its corpus"
@@ -80,6 +81,10 @@ bench: build bench-deps
 
 bench-jobs: build
 	@OPENGLUE_BIN=$(CURDIR)/$(BUILD)/openglue $(PYTHON) bench/jobs/run.py
+
+# BENCH_ETL_ARGS: e.g. --quick, --size-gb 1, --only pyarrow,duckdb (python3 bench/etl/run.py --help)
+bench-etl: build bench-deps
+	@OPENGLUE_BIN=$(CURDIR)/$(BUILD)/openglue $(PYTHON) bench/etl/run.py $(BENCH_ETL_ARGS)
 
 docs: build
 	@$(PYTHON) tools/compatibility.py $(BUILD)/openglue

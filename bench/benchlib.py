@@ -194,6 +194,17 @@ class OpenGlueServer(ServerProcess):
         if self.binary != self.source_binary:
             shutil.copy2(self.source_binary, self.binary)
         os.makedirs(self.data_dir, exist_ok=True)
+        if os.geteuid() == 0:
+            # A server running as root starts job runs as unprivileged users, and refuses to
+            # start when they cannot traverse to its data folder: the temporary folders above
+            # it (mkdtemp: 0700) get search permission for others (x only, no listing).
+            tmp = os.path.realpath(tempfile.gettempdir())
+            folder = os.path.realpath(self.data_dir)
+            while folder.startswith(tmp + os.sep):
+                mode = os.stat(folder).st_mode
+                if not mode & 0o001:
+                    os.chmod(folder, mode | 0o011)
+                folder = os.path.dirname(folder)
         port_file = os.path.join(self.workdir, "port")
         with open(self.log_path, "ab") as out:
             self.proc = subprocess.Popen(

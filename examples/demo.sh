@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make demo`: start an OpenGlue server, run a real catalog pipeline against it with boto3 and
-# the AWS CLI, print what happened, stop the server.
+# the AWS CLI, a Python shell job and a Glue ETL job (CSV in the catalog -> partitioned Parquet),
+# print what happened, stop the server.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN="${OPENGLUE_BIN:-build/openglue}"
@@ -19,6 +20,8 @@ export AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_DEFAULT_REGION=us-e
 python3 examples/catalog_demo.py "$ENDPOINT"
 echo
 python3 examples/job_demo.py "$ENDPOINT" "$DATA_DIR"
+echo
+python3 examples/etl_demo.py "$ENDPOINT" "$DATA_DIR"
 
 echo
 echo "== The AWS CLI against the same server"

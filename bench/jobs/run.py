@@ -551,6 +551,14 @@ def queue_workload(args, server, workdir):
     script = server.put_object(BUCKET, "sleep.py", SLEEP_SCRIPT)
     out_dir = os.path.join(workdir, "queue-out")
     os.makedirs(os.path.join(out_dir, "runs"))
+    if os.geteuid() == 0:
+        # A server running as root gives each run an unprivileged uid of its own: every run
+        # must be able to create its file in runs/ and append to the shared ids.txt.
+        for folder in (out_dir, os.path.join(out_dir, "runs")):
+            os.chmod(folder, 0o777)
+        ids = os.path.join(out_dir, "ids.txt")
+        open(ids, "a").close()
+        os.chmod(ids, 0o666)
     client.call("CreateJob", {"Name": QUEUE_JOB, "Role": "local", "MaxRetries": 0, "Timeout": 10,
                               "Command": {"Name": "pythonshell", "PythonVersion": "3",
                                           "ScriptLocation": f"s3://{BUCKET}/sleep.py"},

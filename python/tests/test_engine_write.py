@@ -134,9 +134,17 @@ def test_delete_prefix_with_exclusions_and_retention(tmp_path):
     storage = {"s3_root": str(tmp_path / "s3")}
     uris = _engine.write(sales(), "s3://bkt/p", "parquet", {}, ["day"], storage)
     (tmp_path / "s3" / "bkt" / "p" / "keep.txt").write_text("k")
-    assert _engine.delete_prefix("s3://bkt/p", storage, older_than_ms=3_600_000) == []
+    import time
+    hour_ago_ms = int(time.time() * 1000) - 3_600_000
+    assert _engine.delete_prefix("s3://bkt/p", storage, older_than_ms=hour_ago_ms) == []
     deleted = _engine.delete_prefix("s3://bkt/p/", storage, exclusions=["**.txt"])
     assert sorted(deleted) == sorted(uris)
+    assert (tmp_path / "s3" / "bkt" / "p" / "keep.txt").exists()
+    old = tmp_path / "s3" / "bkt" / "p" / "old.txt"
+    old.write_text("o")
+    os.utime(old, (time.time() - 7200, time.time() - 7200))
+    # Glue's JSON-string form of exclusions; only the file modified before the cutoff goes.
+    assert _engine.delete_prefix("s3://bkt/p", storage, hour_ago_ms, '["**/keep.*"]') == ["s3://bkt/p/old.txt"]
     assert (tmp_path / "s3" / "bkt" / "p" / "keep.txt").exists()
     assert _engine.delete_prefix("s3://bkt/nothing", storage) == []
 

@@ -2,7 +2,6 @@
 // delete_prefix (CONTRACT.md). Tables cross through the Arrow C data/stream interface (PyCapsules
 // named "arrow_schema", "arrow_array", "arrow_array_stream"), so no data is copied at the border.
 // Every call releases the GIL while it works; errors are raised as _engine.EngineError.
-#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -280,14 +279,29 @@ void RegisterWriteFunctions(py::module_& m) {
   m.def(
       "delete_prefix",
       [](const std::string& path, py::object storage, std::optional<int64_t> older_than_ms,
-         std::optional<std::vector<std::string>> exclusions) {
+         py::object exclusions) {
         auto store = storage::StorageOptions::FromMap(StringMap(storage));
-        const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                std::chrono::system_clock::now().time_since_epoch()).count();
+        // Glue passes exclusions as a JSON list in a string; a Python list is taken as well.
+        std::vector<std::string> globs;
+        if (py::isinstance<py::str>(exclusions)) {
+          std::string text = exclusions.cast<std::string>();
+          if (!text.empty()) {
+            py::object parsed;
+            try {
+              parsed = py::module_::import("json").attr("loads")(text);
+            } catch (py::error_already_set&) {
+              Raise("exclusions must be a JSON list of globs, got " + text.substr(0, 200));
+            }
+            exclusions = parsed;
+          }
+        }
+        if (!exclusions.is_none() && !py::isinstance<py::str>(exclusions)) {
+          for (auto item : py::iter(exclusions)) globs.push_back(py::str(item).cast<std::string>());
+        }
         Result<std::vector<std::string>> result = Status::Internal("not run");
         {
           py::gil_scoped_release release;
-          result = DeletePrefix(path, store, older_than_ms, exclusions.value_or(std::vector<std::string>{}), now);
+          result = DeletePrefix(path, store, older_than_ms, globs);
         }
         return Check(std::move(result));
       },

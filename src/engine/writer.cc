@@ -1050,8 +1050,7 @@ Result<std::vector<std::string>> Write(const std::shared_ptr<arrow::RecordBatchR
 Result<std::vector<std::string>> DeletePrefix(std::string_view path,
                                               const storage::StorageOptions& storage,
                                               std::optional<int64_t> older_than_ms,
-                                              const std::vector<std::string>& exclusions,
-                                              int64_t now_ms) {
+                                              const std::vector<std::string>& exclusions) {
   try {
     OG_ASSIGN_OR_RETURN(ResolvedPath base, storage::ResolveArrowPath(path, storage));
     std::vector<arrow::fs::FileInfo> files;
@@ -1077,7 +1076,7 @@ Result<std::vector<std::string>> DeletePrefix(std::string_view path,
       if (older_than_ms) {
         const int64_t mtime_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                                      file.mtime().time_since_epoch()).count();
-        if (mtime_ms > now_ms - *older_than_ms) continue;
+        if (mtime_ms >= *older_than_ms) continue;
       }
       bool excluded = false;
       for (const auto& glob : exclusions)

@@ -72,14 +72,14 @@ Result<std::vector<std::string>> Write(const std::shared_ptr<arrow::RecordBatchR
 std::string EscapePartitionValue(std::string_view value);
 
 // Deletes the files under `path` (a prefix folder, or one file), recursively. With
-// `older_than_ms`, only files whose last modification is more than that many milliseconds before
-// `now_ms` (Glue's retentionPeriod); files whose uri matches one of `exclusions` (Glue globs,
-// see GlobMatch) are kept. Returns the uris deleted. A missing path deletes nothing.
+// `older_than_ms` (milliseconds since the epoch: purge_s3_path's now - retentionPeriod), only
+// files last modified before that instant; files whose uri matches one of `exclusions` (Glue
+// globs, see GlobMatch) are kept. Returns the uris deleted. A missing path deletes nothing.
+// On an S3 endpoint Arrow keeps the emptied "folder" as a marker object.
 Result<std::vector<std::string>> DeletePrefix(std::string_view path,
                                               const storage::StorageOptions& storage,
                                               std::optional<int64_t> older_than_ms,
-                                              const std::vector<std::string>& exclusions,
-                                              int64_t now_ms);
+                                              const std::vector<std::string>& exclusions);
 
 // Glue's exclusion globs against a full uri: `**` any characters, `*` any characters but '/',
 // `?` one character but '/', `[abc]`/`[!a-z]` a class, `{a,b}` alternatives, `\` escapes.

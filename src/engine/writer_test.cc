@@ -289,18 +289,18 @@ TEST_F(WriterTest, EmbeddedStoreTargetsAndDeletePrefix) {
   EXPECT_FALSE(Write(Reader({Sales()}), "s3://bkt/../x", "json", {}, {}, store, &random_).ok());
   std::ofstream(dir_ + "/s3/bkt/sales/keep.txt") << "k";
   auto now = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-  // Nothing is older than an hour.
-  auto none = DeletePrefix("s3://bkt/sales", store, 3600 * 1000, {}, now);
+  // Nothing was modified before an hour ago.
+  auto none = DeletePrefix("s3://bkt/sales", store, now - 3600 * 1000, {});
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->empty());
-  auto deleted = DeletePrefix("s3://bkt/sales", store, std::nullopt, {"**.txt"}, now);
+  auto deleted = DeletePrefix("s3://bkt/sales", store, std::nullopt, {"**.txt"});
   ASSERT_TRUE(deleted.ok()) << deleted.status().ToString();
   EXPECT_EQ(deleted->size(), uris->size());
   EXPECT_TRUE(fs::exists(dir_ + "/s3/bkt/sales/keep.txt"));
-  auto rest = DeletePrefix("s3://bkt/sales/", store, 0, {}, now + 1000);
+  auto rest = DeletePrefix("s3://bkt/sales/", store, now + 1000, {});
   ASSERT_TRUE(rest.ok());
   EXPECT_EQ(*rest, std::vector<std::string>{"s3://bkt/sales/keep.txt"});
-  auto missing = DeletePrefix("s3://bkt/none", store, std::nullopt, {}, now);
+  auto missing = DeletePrefix("s3://bkt/none", store, std::nullopt, {});
   ASSERT_TRUE(missing.ok());
   EXPECT_TRUE(missing->empty());
 }
