@@ -62,3 +62,17 @@ set_property(TARGET pyarrow::arrow_s3 APPEND PROPERTY INTERFACE_LINK_LIBRARIES p
 # folder: binaries must be rebuilt if that Python environment moves or is recreated).
 list(APPEND CMAKE_BUILD_RPATH "${PYARROW_LIBRARY_DIR}")
 list(APPEND CMAKE_INSTALL_RPATH "${PYARROW_LIBRARY_DIR}")
+
+# Arrow's S3 filesystem (storage/s3_object_store.cc): pyarrow >= 22 ships it as its own library,
+# libarrow_s3.so.NNNN, on top of libarrow.
+if(NOT TARGET pyarrow::arrow_s3)
+  set(_path "${PYARROW_LIBRARY_DIR}/libarrow_s3.so.${_so_version}")
+  if(NOT EXISTS "${_path}")
+    message(FATAL_ERROR "${_path} not found in the pyarrow wheel")
+  endif()
+  add_library(pyarrow::arrow_s3 SHARED IMPORTED GLOBAL)
+  set_target_properties(pyarrow::arrow_s3 PROPERTIES
+    IMPORTED_LOCATION "${_path}"
+    IMPORTED_NO_SONAME FALSE
+    INTERFACE_LINK_LIBRARIES pyarrow::arrow)
+endif()

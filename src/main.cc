@@ -28,6 +28,8 @@
 #include "common/logging.h"
 #include "common/random.h"
 #include "jobs/run_sandbox.h"
+#include "storage/s3_api_server.h"
+#include "storage/s3_object_store.h"
 #include "store/sqlite_store.h"
 
 extern char** environ;
@@ -84,6 +86,29 @@ std::vector<std::string> Environment() {
 int Fail(const std::string& message) {
   std::cerr << "openglue: " << message << "\n";
   return 2;
+}
+
+bool Executable(const std::string& path) { return !path.empty() && access(path.c_str(), X_OK) == 0; }
+
+// versitygw for the S3 API: the configured path, else next to the build's Python (`make deps`
+// installs it into the venv), else on PATH. "" when there is none.
+std::string FindS3ApiBinary(const openglue::ServerConfig& config) {
+  if (!config.s3_api_binary.empty()) return config.s3_api_binary;
+  std::string python = openglue::BuildPython();
+  size_t slash = python.rfind('/');
+  if (slash != std::string::npos && Executable(python.substr(0, slash) + "/versitygw"))
+    return python.substr(0, slash) + "/versitygw";
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    std::string dir = dirs.substr(start, end - start);
+    if (!dir.empty() && Executable(dir + "/versitygw")) return dir + "/versitygw";
+    start = end + 1;
+  }
+  return "";
 }
 
 int Serve(int argc, char** argv) {
@@ -194,6 +219,83 @@ int Serve(int argc, char** argv) {
 
   int port = (*server)->port();
 
+  // The embedded store over the S3 API (versitygw), supervised by this process. The configured
+  // credentials work there as on the Glue API; each run's credential is added while it runs.
+  std::unique_ptr<storage::S3ApiServer> s3_api;
+  std::string callback_host = config.host == "0.0.0.0" || config.host == "::" || config.host == "localhost"
+                                  ? "127.0.0.1" : config.host;
+  if (config.s3_api != "off") {
+    std::string binary = FindS3ApiBinary(config);
+    if (binary.empty() || !Executable(binary)) {
+      if (config.s3_api == "on")
+        return Fail("s3_api = on but the versitygw binary " +
+                    (binary.empty() ? std::string("was not found (run `make deps`, or set s3_api_binary)")
+                                    : "'" + binary + "' is not executable"));
+      OG_LOG(kInfo, "S3 API off: no versitygw binary (run `make deps`, or set s3_api_binary)");
+    } else {
+      storage::S3ApiServerOptions s3_options;
+      s3_options.binary = binary;
+      s3_options.root_dir = config.data_dir + "/s3";
+      s3_options.state_dir = config.data_dir + "/s3api";
+      s3_options.host = config.host == "0.0.0.0" ? "0.0.0.0" : callback_host;
+      s3_options.region = config.region;
+      if (config.s3_api_port != 0) {
+        s3_options.port = config.s3_api_port;
+      } else if (config.port != 0 && port < 65535 &&
+                 storage::S3ApiServer::PortIsFree(s3_options.host, port + 1)) {
+        s3_options.port = port + 1;
+      } else {
+        // The default port is taken (or the server's own was chosen by the system): any free
+        // one; runs learn it from AWS_ENDPOINT_URL_S3 and the log line below names it.
+        auto free_port = storage::S3ApiServer::PickFreePort(callback_host);
+        if (!free_port.ok()) return Fail("S3 API: " + free_port.status().message());
+        s3_options.port = *free_port;
+      }
+      // Under root with job users: an unprivileged uid in the store's group (see the header).
+      if (job_user->enabled) {
+        s3_options.uid = job_user->per_run ? static_cast<int64_t>(job_user->uid_base)
+                                           : static_cast<int64_t>(job_user->fixed_uid);
+        s3_options.gid = job_user->per_run ? static_cast<int64_t>(job_user->shared_gid)
+                                           : static_cast<int64_t>(job_user->fixed_gid);
+      }
+      if (config.credentials.empty()) {
+        s3_options.root_access_key = "OGROOT" + random.Hex(10);
+        s3_options.root_secret_key = random.Hex(20);
+      } else {
+        s3_options.root_access_key = config.credentials.begin()->first;
+        s3_options.root_secret_key = config.credentials.begin()->second;
+      }
+      auto made = storage::S3ApiServer::Make(s3_options);
+      if (!made.ok()) return Fail("S3 API: " + made.status().message());
+      s3_api = std::move(*made);
+      for (const auto& [id, secret] : config.credentials) {
+        if (id == s3_options.root_access_key) continue;
+        if (!(st = s3_api->Grant(id, secret)).ok()) return Fail("S3 API: " + st.message());
+      }
+      if (!(st = s3_api->Start()).ok()) return Fail("S3 API: " + st.message());
+    }
+  }
+  // s3:// locations the server reads from an external S3 endpoint, when one is configured. Arrow's
+  // S3 support is finalized after the store is gone (the guard is destroyed last).
+  struct S3Finalizer {
+    bool used = false;
+    ~S3Finalizer() {
+      if (used) storage::S3ObjectStore::Finalize();
+    }
+  } s3_finalizer;
+  std::unique_ptr<storage::S3ObjectStore> external_objects;
+  if (!config.s3_endpoint.empty()) {
+    storage::S3ObjectStoreOptions s3_store_options;
+    s3_store_options.endpoint = config.s3_endpoint;
+    s3_store_options.access_key = config.s3_access_key_id;
+    s3_store_options.secret_key = config.s3_secret_access_key;
+    s3_store_options.region = config.s3_region.empty() ? config.region : config.s3_region;
+    s3_finalizer.used = true;
+    auto made = storage::S3ObjectStore::Make(s3_store_options);
+    if (!made.ok()) return Fail("s3_endpoint: " + made.status().message());
+    external_objects = std::move(*made);
+    OG_LOG(kInfo, "s3:// locations the server reads come from " << config.s3_endpoint);
+  }
   // Jobs: runs are processes that call back to this server with a credential of their own.
   std::string runtime_path = config.runtime_path.empty() ? OPENGLUE_PYTHON_DIR : config.runtime_path;
   logs::LogStoreOptions log_options;
@@ -206,25 +308,32 @@ int Serve(int argc, char** argv) {
   std::unique_ptr<jobs::ProcessLauncher> launcher = jobs::MakePosixProcessLauncher(launcher_options);
   jobs::JobServiceOptions job_options;
   job_options.data_dir = config.data_dir;
-  std::string callback_host = config.host == "0.0.0.0" || config.host == "::" ? "127.0.0.1" : config.host;
   job_options.endpoint = "http://" + callback_host + ":" + std::to_string(port);
   job_options.region = config.region;
+  if (s3_api) job_options.s3_endpoint = s3_api->endpoint();
   job_options.account_id = config.account_id;
+  if (external_objects) job_options.objects = external_objects.get();
   job_options.python = config.python;
   job_options.runtime_path = runtime_path;
   job_options.max_concurrent_runs = config.max_concurrent_runs;
   api::SigV4Verifier* verifier = (*server)->verifier();
   const api::RunSecrets* secrets = &*run_secrets;
   jobs::RunCredentials run_credentials{
-      [verifier, secrets, &authorizer](const jobs::RunGrant& grant) {
+      [verifier, secrets, &authorizer, s3 = s3_api.get()](const jobs::RunGrant& grant) {
         std::string secret = secrets->SecretFor(grant.access_key_id);
         authorizer.AddRun(grant.access_key_id, {grant.job, grant.run_id, grant.role});
         verifier->Grant(grant.access_key_id, secret);
+        // The same key pair on the S3 API, so one AWS_ACCESS_KEY_ID serves boto3's every client.
+        if (s3 != nullptr) {
+          Status granted = s3->Grant(grant.access_key_id, secret);
+          if (!granted.ok()) OG_LOG(kError, "S3 API: " << granted.message());
+        }
         return secret;
       },
-      [verifier, &authorizer](const std::string& id) {
+      [verifier, &authorizer, s3 = s3_api.get()](const std::string& id) {
         verifier->Revoke(id);
         authorizer.RemoveRun(id);
+        if (s3 != nullptr) (void)s3->Revoke(id);
       }};
   auto job_service = jobs::JobService::Make(store->get(), &clock, &random, launcher.get(),
                                             &run_output, run_credentials, job_options);
@@ -266,6 +375,7 @@ int Serve(int argc, char** argv) {
   st = (*server)->Serve();
   (*job_service)->Stop();
   (*logs)->Stop();
+  if (s3_api) s3_api->Stop();
   // Wake the waiter if the server stopped on its own.
   pthread_kill(waiter.native_handle(), SIGTERM);
   waiter.join();

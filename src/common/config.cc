@@ -141,6 +141,13 @@ Status SetServerKey(ServerConfig* config, const std::string& value) {
   return Status::OK();
 }
 
+Status SetS3Api(ServerConfig* config, const std::string& value) {
+  if (value != "auto" && value != "on" && value != "off")
+    return Status::InvalidInput("config 's3_api' must be auto, on or off");
+  config->s3_api = value;
+  return Status::OK();
+}
+
 using S = ServerConfig;
 
 // THE list of configuration keys. One entry per key:
@@ -207,6 +214,24 @@ const std::vector<ConfigKey>& Table() {
     {"job_cgroup", "auto|off", "auto",
      "auto: a cgroup per run when a writable cgroup v2 is found;\n"
      "off: contain runs by process group (and by uid, job_user=auto)", SetJobCgroup},
+    {"s3_api", "auto|on|off", "auto",
+     "serve <data_dir>/s3 over the S3 API (versitygw); auto = when\n"
+     "the binary is found", SetS3Api},
+    {"s3_api_port", "N", "0",
+     "the S3 API's port; 0 = the server's port + 1 (a free port\n"
+     "when the server's port is 0)", SetInt<&S::s3_api_port, 0, 65535>},
+    {"s3_api_binary", "PATH", nullptr,
+     "the versitygw executable [default: next to the build's\n"
+     "python (make deps puts it there), else on PATH]", SetString<&S::s3_api_binary>},
+    {"s3_endpoint", "URL", nullptr,
+     "an S3-compatible endpoint (http(s)://host[:port]) for the s3://\n"
+     "locations the server reads (job scripts, --extra-py-files);\n"
+     "unset = the embedded store <data_dir>/s3", SetString<&S::s3_endpoint>},
+    {"s3_access_key_id", "ID", nullptr, "access key for s3_endpoint", SetString<&S::s3_access_key_id>},
+    {"s3_secret_access_key", "SECRET", nullptr, "its secret", SetString<&S::s3_secret_access_key>,
+     kSecret},
+    {"s3_region", "NAME", nullptr, "region of s3_endpoint [default: region]",
+     SetString<&S::s3_region>},
     {"server_key", "KEY", nullptr,
      "key run secrets are derived from, 32+ characters\n"
      "[default: <data_dir>/server.key, made on first start]", SetServerKey, kSecret},
@@ -229,6 +254,8 @@ std::string Normalize(const std::string& key) {
 }  // namespace
 
 const std::vector<ConfigKey>& ConfigKeys() { return Table(); }
+
+const char* BuildPython() { return OPENGLUE_DEFAULT_PYTHON; }
 
 const ConfigKey* FindConfigKey(const std::string& raw_key) {
   std::string key = Normalize(raw_key);

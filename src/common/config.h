@@ -72,6 +72,19 @@ struct ServerConfig {
   // "auto": each run's processes in a cgroup of their own when a writable cgroup v2 is found;
   // "off": never (containment by process group, and by the run's own uid with job_user=auto).
   std::string job_cgroup;
+  // The S3 API over the embedded store (storage/s3_api_server.h): "auto" (on when the binary is
+  // found), "on" (the server does not start without it) or "off"; its port (0 = the server's
+  // port + 1, or a free port when that is 0) and the versitygw binary (empty = `versitygw` next
+  // to the build's Python, else on PATH).
+  std::string s3_api;
+  int s3_api_port = 0;
+  std::string s3_api_binary;
+  // An S3-compatible endpoint (storage/s3_object_store.h) for the s3:// locations the server
+  // itself reads (job scripts, --extra-py-files, --extra-files); empty = the embedded store.
+  std::string s3_endpoint;
+  std::string s3_access_key_id;
+  std::string s3_secret_access_key;
+  std::string s3_region;  // empty = `region`
   // Key from which run secrets are derived; empty = <data_dir>/server.key (made on first start).
   std::string server_key;
 
@@ -103,6 +116,9 @@ std::string EnvironmentName(const ConfigKey& key);
 std::string FlagName(const ConfigKey& key);
 // The options part of `openglue serve --help`: one entry per key, with its default.
 std::string ConfigHelp();
+
+// The Python interpreter the build baked in as `python`'s default (the venv's, under `make`).
+const char* BuildPython();
 
 // Reads `path` as a config file into `config`. InvalidInput names the file and line.
 Status LoadConfigFile(const std::string& path, ServerConfig* config);

@@ -897,6 +897,7 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
       "AWS_REGION=" + options_.region,
       "AWS_ENDPOINT_URL_GLUE=" + options_.endpoint,
       "AWS_ENDPOINT_URL_CLOUDWATCH_LOGS=" + options_.endpoint,
+      "AWS_ENDPOINT_URL_LOGS=" + options_.endpoint,
       "OPENGLUE_ENDPOINT=" + options_.endpoint,
       "OPENGLUE_JOB_NAME=" + run->job,
       "OPENGLUE_JOB_RUN_ID=" + run->run_id,
@@ -907,6 +908,8 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
       "OPENGLUE_ENGINE_REASON=" + (command_name == "glueetl" ? engine.reason
                                                              : "Python shell job (no engine)"),
   };
+  // Unmodified boto3 `s3` code in the script reaches the embedded store through the S3 API.
+  if (!options_.s3_endpoint.empty()) env.push_back("AWS_ENDPOINT_URL_S3=" + options_.s3_endpoint);
   LaunchSpec spec;
   spec.argv = argv;
   spec.env = env;

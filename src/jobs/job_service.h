@@ -53,6 +53,9 @@ namespace openglue::jobs {
 struct JobServiceOptions {
   std::string data_dir;               // runs/<run id>/ (work, tmp, exit code), s3/ (local S3)
   std::string endpoint;               // how a run calls back to the server, e.g. http://127.0.0.1:4690
+  // The S3 API over the embedded store (AWS_ENDPOINT_URL_S3 of runs), "" when it is off. The
+  // run's credential works there too (RunCredentials::grant registers it on both).
+  std::string s3_endpoint;
   std::string region = "us-east-1";
   std::string account_id = "000000000000";
   std::string python = "python3";     // interpreter for glueetl and pythonshell scripts

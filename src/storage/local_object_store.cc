@@ -86,6 +86,8 @@ Status WalkError(int err, std::string_view bucket, std::string_view key) {
   return Status::Internal(DisplayUri(bucket, key) + ": " + Errno(err));
 }
 
+constexpr const char* kGatewayTempDir = ".sgwtmp";
+
 bool IsTempName(std::string_view name) { return StartsWith(name, kTempPrefix); }
 
 std::string EncodeToken(bool is_prefix, const std::string& last) {
@@ -134,6 +136,9 @@ class Lister {
       while (struct dirent* e = ::readdir(dir)) {
         std::string name = e->d_name;
         if (name == "." || name == ".." || IsTempName(name) || !IsValidUtf8(name)) continue;
+        // The S3 API's gateway (versitygw) keeps multipart parts in progress in
+        // <bucket>/.sgwtmp/: not objects, over S3 or here.
+        if (key_prefix.empty() && name == kGatewayTempDir) continue;
         struct stat st;
         if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
         if (S_ISREG(st.st_mode)) {

@@ -159,6 +159,19 @@ TEST_P(LocalStoreTest, TemporaryFilesAreHiddenAndReserved) {
   EXPECT_EQ(files, 2);  // k and the abandoned temp file: a write leaves no temp file behind
 }
 
+// versitygw (the S3 API over this folder) keeps multipart parts in progress in
+// <bucket>/.sgwtmp/: they are not objects here either. Deeper ".sgwtmp" folders are keys.
+TEST_P(LocalStoreTest, GatewayPartsInProgressAreNotListed) {
+  WriteFile(tree_.store() + "/bkt/.sgwtmp/multipart/abc/1", "part");
+  WriteFile(tree_.store() + "/bkt/a/.sgwtmp/kept", "key");
+  ListRequest request;
+  request.bucket = "bkt";
+  auto listed = store_->List(request);
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  ASSERT_EQ(listed->objects.size(), 1u);
+  EXPECT_EQ(listed->objects[0].key, "a/.sgwtmp/kept");
+}
+
 TEST_P(LocalStoreTest, DeleteRemovesEmptyFoldersOnly) {
   ASSERT_TRUE(store_->Write("bkt", "x/y/z/1", "1").ok());
   ASSERT_TRUE(store_->Write("bkt", "x/2", "2").ok());
