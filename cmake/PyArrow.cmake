@@ -3,7 +3,8 @@
 # The wheel ships the C++ headers (pyarrow/include) and shared libraries (libarrow.so.NNNN,
 # libparquet.so.NNNN) built with the new C++11 ABI. We link those files by their full path and
 # put the wheel's folder on the rpath, so the binaries find them at run time without
-# LD_LIBRARY_PATH. Defines the imported targets pyarrow::arrow, pyarrow::arrow_compute and pyarrow::parquet.
+# LD_LIBRARY_PATH. Defines the imported targets pyarrow::arrow, pyarrow::arrow_compute,
+# pyarrow::parquet and pyarrow::arrow_s3 (Arrow's S3 filesystem, a library of its own).
 execute_process(
   COMMAND ${Python3_EXECUTABLE} -c
     "import pyarrow as pa; print(pa.__version__); print(pa.get_include()); print(pa.get_library_dirs()[0])"
@@ -42,7 +43,7 @@ endif()
 message(STATUS
   "Arrow C++ from pyarrow ${PYARROW_VERSION} (so ${_so_version}): ${PYARROW_LIBRARY_DIR}")
 
-foreach(lib arrow arrow_compute parquet)
+foreach(lib arrow arrow_compute parquet arrow_s3)
   set(_path "${PYARROW_LIBRARY_DIR}/lib${lib}.so.${_so_version}")
   if(NOT EXISTS "${_path}")
     message(FATAL_ERROR "${_path} not found in the pyarrow wheel")
@@ -56,6 +57,7 @@ foreach(lib arrow arrow_compute parquet)
 endforeach()
 set_property(TARGET pyarrow::parquet APPEND PROPERTY INTERFACE_LINK_LIBRARIES pyarrow::arrow)
 set_property(TARGET pyarrow::arrow_compute APPEND PROPERTY INTERFACE_LINK_LIBRARIES pyarrow::arrow)
+set_property(TARGET pyarrow::arrow_s3 APPEND PROPERTY INTERFACE_LINK_LIBRARIES pyarrow::arrow)
 # Binaries find the wheel's libraries through their rpath (an absolute path into the wheel's
 # folder: binaries must be rebuilt if that Python environment moves or is recreated).
 list(APPEND CMAKE_BUILD_RPATH "${PYARROW_LIBRARY_DIR}")

@@ -25,8 +25,9 @@ import fake_engine
 
 try:
     import awsglue._engine  # noqa: F401
-    # The reading half (engine helper) can be built without the writing half (writer helper).
-    _REAL = hasattr(awsglue._engine, "write") and hasattr(awsglue._engine, "delete_prefix")
+    # Both halves of the module (reading: engine helper; writing: writer helper) are needed.
+    _REAL = all(hasattr(awsglue._engine, name) for name in
+                ("scan", "list_files", "write", "delete_prefix"))
 except ImportError:
     _REAL = False
 
@@ -35,7 +36,7 @@ except ImportError:
 def engine(request, monkeypatch, tmp_path):
     if request.param == "real":
         if not _REAL:
-            pytest.skip("awsglue._engine cannot be imported or lacks write/delete_prefix in this tree")
+            pytest.skip("awsglue._engine cannot be imported or lacks part of its functions in this tree")
     else:
         monkeypatch.setattr(native, "_ext", fake_engine)
         fake_engine.CALLS.clear()
@@ -193,8 +194,8 @@ def test_bookmark_hooks_narrow_the_listing_and_record_reads(engine, ctx, tmp_pat
 
 class _CatalogSource:
     def __init__(self, root):
-        self.paths = [("s3://wh/sales/day=2024-01-01/", {"day": "2024-01-01", "region": "7"}),
-                      ("s3://wh/sales/day=2024-01-02/", {"day": "2024-01-02", "region": "8"})]
+        self.paths = [("s3://whs/sales/day=2024-01-01/", {"day": "2024-01-01", "region": "7"}),
+                      ("s3://whs/sales/day=2024-01-02/", {"day": "2024-01-02", "region": "8"})]
         self.format = "csv"
         self.format_options = {"separator": "|", "withHeader": "true"}
         self.schema_columns = [("id", "bigint"), ("amount", "double")]
@@ -213,7 +214,7 @@ def fake_catalog(monkeypatch):
         return _CatalogSource(None)
 
     class Sink:
-        path = "s3://wh/out/"
+        path = "s3://whs/out/"
         format = "parquet"
         format_options = {}
         partition_keys = [("day", "string")]
@@ -236,8 +237,8 @@ def fake_catalog(monkeypatch):
 
 
 def test_from_catalog_partitions_become_typed_fields(engine, ctx, tmp_path, fake_catalog):
-    put(tmp_path, "wh/sales/day=2024-01-01/a.csv", "id|amount\n1|2.5\n2|x\n")
-    put(tmp_path, "wh/sales/day=2024-01-02/b.csv", "id|amount\n3|4\n")
+    put(tmp_path, "whs/sales/day=2024-01-01/a.csv", "id|amount\n1|2.5\n2|x\n")
+    put(tmp_path, "whs/sales/day=2024-01-02/b.csv", "id|amount\n3|4\n")
     dyf = ctx.create_dynamic_frame.from_catalog(
         database="db", table_name="sales", push_down_predicate="day >= '2024-01-01'",
         additional_options={"catalogPartitionPredicate": "region > 1"}, transformation_ctx="cat")
@@ -261,7 +262,7 @@ def test_write_from_catalog_updates_catalog(engine, ctx, tmp_path, fake_catalog)
     assert sorted(u.split("/")[-2] for u in upd[3]) == ["day=2024-02-01", "day=2024-02-02"]
     assert upd[4] == [("day", "string")] and upd[5] == [("id", "int")]  # keys are not columns
     assert upd[6] == "UPDATE_IN_DATABASE" and upd[7] is True
-    assert len(glob.glob(str(tmp_path / "s3/wh/out/day=*/*.parquet"))) == 2
+    assert len(glob.glob(str(tmp_path / "s3/whs/out/day=*/*.parquet"))) == 2
 
 
 def test_get_source_and_get_sink(engine, ctx, tmp_path, fake_catalog):
@@ -270,12 +271,12 @@ def test_get_source_and_get_sink(engine, ctx, tmp_path, fake_catalog):
     src.setFormat("csv", withHeader=True, separator=";")
     dyf = src.getFrame()
     assert dyf.to_arrow().to_pylist() == [{"a": 1, "b": 2}]
-    sink = ctx.getSink(connection_type="s3", path="s3://wh/gs/", enableUpdateCatalog=True,
+    sink = ctx.getSink(connection_type="s3", path="s3://whs/gs/", enableUpdateCatalog=True,
                        updateBehavior="UPDATE_IN_DATABASE", partitionKeys=["a"])
     sink.setFormat("glueparquet")
     sink.setCatalogInfo(catalogDatabase="db", catalogTableName="gs")
     sink.writeFrame(dyf)
-    assert [os.path.basename(os.path.dirname(f)) for f in glob.glob(str(tmp_path / "s3/wh/gs/*/*.parquet"))] == ["a=1"]
+    assert [os.path.basename(os.path.dirname(f)) for f in glob.glob(str(tmp_path / "s3/whs/gs/*/*.parquet"))] == ["a=1"]
     upd = [c for c in fake_catalog if c[0] == "update_after_write"][0]
     assert upd[1:3] == ("db", "gs") and upd[7] is True
 
@@ -318,8 +319,8 @@ def test_engine_missing_names_the_build(monkeypatch, ctx):
 
 
 def test_from_catalog_records_the_source_for_bookmarks(engine, ctx, tmp_path, fake_catalog, monkeypatch):
-    put(tmp_path, "wh/sales/day=2024-01-01/a.csv", "id|amount\n1|2.5\n")
-    put(tmp_path, "wh/sales/day=2024-01-02/b.csv", "id|amount\n3|4\n")
+    put(tmp_path, "whs/sales/day=2024-01-01/a.csv", "id|amount\n1|2.5\n")
+    put(tmp_path, "whs/sales/day=2024-01-02/b.csv", "id|amount\n3|4\n")
     import awsglue.job as job_mod
     job = _RecordingJob("b.csv")
     monkeypatch.setattr(job_mod, "current_job", lambda: job, raising=False)
@@ -341,14 +342,17 @@ def test_catalog_types_of_written_columns():
 
 
 def test_catalog_source_and_sink_objects(engine, ctx, tmp_path, fake_catalog):
-    put(tmp_path, "wh/sales/day=2024-01-01/a.csv", "id|amount\n1|2.5\n")
+    put(tmp_path, "whs/sales/day=2024-01-01/a.csv", "id|amount\n1|2.5\n")
+    # The catalog's second partition exists but is empty (the real engine's list_files refuses a
+    # location that does not exist at all).
+    (tmp_path / "s3" / "whs" / "sales" / "day=2024-01-02").mkdir(parents=True)
     src = ctx.getCatalogSource(database="db", table_name="sales")
     dyf = src.getFrame()
     assert [(r["id"], r["amount"]) for r in dyf.to_arrow().to_pylist()] == [(1, 2.5)]
     sink = ctx.getCatalogSink(database="db", table_name="out",
                               additional_options={"enableUpdateCatalog": True})
     sink.writeFrame(dyf.apply_mapping([("id", "long", "id", "long"), ("day", "date", "day", "string")]))
-    assert [os.path.basename(os.path.dirname(f)) for f in glob.glob(str(tmp_path / "s3/wh/out/*/*.parquet"))] == \
+    assert [os.path.basename(os.path.dirname(f)) for f in glob.glob(str(tmp_path / "s3/whs/out/*/*.parquet"))] == \
         ["day=2024-01-01"]  # the sink's path, format and partition keys come from the catalog
     upd = [c for c in fake_catalog if c[0] == "update_after_write"][0]
     assert upd[4] == [("day", "string")] and upd[7] is True
