@@ -20,16 +20,6 @@ import botocore.exceptions
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 endpoint, data_dir = sys.argv[1], sys.argv[2]
 
-# ---- Until the embedded engine is merged (issue 8): without the module the step is skipped. ----
-try:
-    sys.path.insert(0, os.path.join(ROOT, "python"))
-    import awsglue._engine  # noqa: F401
-except ImportError:
-    print("ETL step: skipped (awsglue._engine not built)")
-    sys.exit(0)
-finally:
-    sys.path.pop(0)
-# -------------------------------------------------------------------------------------------------
 
 kw = dict(endpoint_url=endpoint, region_name="us-east-1",
           aws_access_key_id="test", aws_secret_access_key="test")
