@@ -47,8 +47,18 @@ class ApplyMapping(Op):
                        for _, _, _, t in norm]
 
     def read_schema(self) -> Optional[pa.Schema]:
+        """The schema the scan under this mapping may read into directly (no inference pass),
+        or None. A source field mapped once to a scalar target type is read straight into that
+        type (the scan's cast from the file's text is Glue's cast, so the value is what casting
+        via the source type would give, without a second pass over every column); a field
+        mapped several times, or to a non-scalar type, is read as its declared source type."""
+        uses: Dict[str, int] = {}
+        for src, _, _, _ in self.mappings:
+            parts = parse_path(src)
+            if len(parts) == 1:
+                uses[parts[0]] = uses.get(parts[0], 0) + 1
         fields, seen = [], set()
-        for src, stype, _, _ in self.mappings:
+        for (src, stype, _, _), dt in zip(self.mappings, self._types):
             parts = parse_path(src)
             if len(parts) != 1 or stype.lower() in _GENERIC:
                 return None
@@ -56,7 +66,12 @@ class ApplyMapping(Op):
                 continue
             seen.add(parts[0])
             try:
-                fields.append(pa.field(parts[0], gt.to_arrow_type(gt.type_from_name(stype))))
+                read_type = gt.to_arrow_type(gt.type_from_name(stype))
+                if uses[parts[0]] == 1 and dt is not None:
+                    target = gt.to_arrow_type(dt)
+                    if not (pa.types.is_nested(target) or pa.types.is_union(target)):
+                        read_type = target
+                fields.append(pa.field(parts[0], read_type))
             except ValueError:
                 return None
         return pa.schema(fields) if fields else None
