@@ -125,6 +125,7 @@ def test_a_glue_script_turns_a_csv_table_into_partitioned_parquet_in_the_catalog
 
 @pytest.mark.parametrize("name,body,fmt", [
     ("broken.csv", b'id,name\n1,"a" "b",c,d\n', "csv"),
+    ("open-quote.csv", b'id,name\n1,"never closed\n2,b\n', "csv"),
     ("broken.json", b'{"a": 1}\n{"a": \n', "json"),
     ("truncated.parquet", b"PAR1\x00\x00garbage", "parquet"),
 ])

@@ -416,6 +416,24 @@ Result<std::shared_ptr<arrow::csv::StreamingReader>> OpenCsv(const ScanState& st
   return MakeCsvReader(state, uri, std::move(input), CsvBlockSize(batch_rows), nullptr);
 }
 
+// Without multiLine every line break ends a row, so no value can hold one: one that does is a
+// quote left open, which swallowed the following rows into a single value.
+Status CheckNoOpenQuote(const ScanState& state, const std::string& uri,
+                        const arrow::RecordBatch& batch) {
+  if (state.parse.newlines_in_values) return Status::OK();
+  for (const auto& column : batch.columns()) {
+    if (column->type_id() != arrow::Type::STRING) continue;
+    const auto& strings = static_cast<const arrow::StringArray&>(*column);
+    if (strings.length() == 0 || strings.value_data() == nullptr) continue;
+    const auto* begin = strings.value_data()->data() + strings.value_offset(0);
+    const int64_t size = strings.value_offset(strings.length()) - strings.value_offset(0);
+    if (size > 0 && std::memchr(begin, '\n', static_cast<size_t>(size)) != nullptr)
+      return FileError(uri, "CSV parse error: a quoted value is not closed before the end of its "
+                            "line (set multiLine for values that hold line breaks)");
+  }
+  return Status::OK();
+}
+
 // Every batch of a reader as one batch (nullptr when it has none).
 Result<std::shared_ptr<arrow::RecordBatch>> ReadWhole(const std::string& uri,
                                                       arrow::RecordBatchReader& reader) {
@@ -494,6 +512,7 @@ class CsvProducer {
         names_ = names;
         schema_ = CsvSchema(*state_, (*reader)->schema());
         OG_ASSIGN_OR_RETURN(auto batch, ReadWhole(uri, **reader));
+        if (batch != nullptr) OG_RETURN_NOT_OK(CheckNoOpenQuote(*state_, uri, *batch));
         if (batch == nullptr) {
           auto empty = arrow::RecordBatch::MakeEmpty(schema_);
           if (!empty.ok()) return FileError(uri, empty.status());
@@ -575,6 +594,7 @@ Result<std::shared_ptr<arrow::RecordBatch>> CsvBatch(const ScanState& state, con
     if (!empty.ok()) return FileError(uri, empty.status());
     return *empty;
   }
+  OG_RETURN_NOT_OK(CheckNoOpenQuote(state, uri, *batch));
   return arrow::RecordBatch::Make(item.csv_schema, batch->num_rows(), batch->columns());
 }
 
