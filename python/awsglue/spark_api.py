@@ -94,6 +94,19 @@ def is_standin(obj: Any) -> bool:
     return isinstance(obj, (StandIn, SparkContext, SparkSession, SQLContext, SparkConf))
 
 
+class _OtherAttributesRaise:
+    """Mixin of the stand-in classes: an attribute the class does not define raises
+    SparkApiUnavailable naming `<_og_api>.<attr>`; dunder lookups raise AttributeError so that
+    Python's own probes (hasattr, copy, pickle, inspect) behave."""
+
+    _og_api = "Spark"
+
+    def __getattr__(self, attr: str):
+        if attr.startswith("__") and attr.endswith("__"):
+            raise AttributeError(attr)
+        raise SparkApiUnavailable(f"{self._og_api}.{attr}")
+
+
 class StandIn:
     """Any Spark object: every use (call, attribute, item, iteration) raises
     SparkApiUnavailable naming it. Dunder lookups raise AttributeError so that Python's own
@@ -139,7 +152,7 @@ def _spark_class(name: str, qualname: str) -> type:
 # ---------------------------------------------------------------------------------------------
 # Configuration: works (a script's settings are kept, and ignored by the embedded engine).
 
-class SparkConf:
+class SparkConf(_OtherAttributesRaise):
     """pyspark.SparkConf: settings are kept and readable; the embedded engine ignores them."""
 
     def __init__(self, loadDefaults: bool = True, _jvm=None, _jconf=None):
@@ -173,13 +186,10 @@ class SparkConf:
     def contains(self, key: str) -> bool:
         return key in self._settings
 
-    def __getattr__(self, attr: str):
-        if attr.startswith("__") and attr.endswith("__"):
-            raise AttributeError(attr)
-        raise SparkApiUnavailable(f"SparkConf.{attr}")
+    _og_api = "SparkConf"
 
 
-class RuntimeConfig:
+class RuntimeConfig(_OtherAttributesRaise):
     """spark.conf: set/get/unset work on a dict; the embedded engine ignores the values."""
 
     def __init__(self, settings: Dict[str, str]):
@@ -197,10 +207,7 @@ class RuntimeConfig:
     def isModifiable(self, key: str) -> bool:
         return True
 
-    def __getattr__(self, attr: str):
-        if attr.startswith("__") and attr.endswith("__"):
-            raise AttributeError(attr)
-        raise SparkApiUnavailable(f"spark.conf.{attr}")
+    _og_api = "spark.conf"
 
 
 _lock = threading.Lock()
@@ -208,7 +215,7 @@ _context: Optional["SparkContext"] = None
 _session: Optional["SparkSession"] = None
 
 
-class SparkContext:
+class SparkContext(_OtherAttributesRaise):
     """pyspark.SparkContext on the embedded engine: creating it (`SparkContext()`,
     `SparkContext.getOrCreate()`) and the housekeeping calls (setLogLevel, stop, getConf,
     appName) work; anything that computes raises SparkApiUnavailable."""
@@ -267,13 +274,10 @@ class SparkContext:
     def __exit__(self, *exc):
         return False
 
-    def __getattr__(self, attr: str):
-        if attr.startswith("__") and attr.endswith("__"):
-            raise AttributeError(attr)
-        raise SparkApiUnavailable(f"SparkContext.{attr}")
+    _og_api = "SparkContext"
 
 
-class _Builder:
+class _Builder(_OtherAttributesRaise):
     """SparkSession.builder: appName/master/config/enableHiveSupport chain; getOrCreate()
     returns the session stand-in."""
 
@@ -309,10 +313,7 @@ class _Builder:
         session._settings.update(self._settings)
         return session
 
-    def __getattr__(self, attr: str):
-        if attr.startswith("__") and attr.endswith("__"):
-            raise AttributeError(attr)
-        raise SparkApiUnavailable(f"SparkSession.builder.{attr}")
+    _og_api = "SparkSession.builder"
 
 
 class _BuilderDescriptor:
@@ -320,7 +321,7 @@ class _BuilderDescriptor:
         return _Builder()
 
 
-class SparkSession:
+class SparkSession(_OtherAttributesRaise):
     """pyspark.sql.SparkSession on the embedded engine: `builder...getOrCreate()`,
     `glueContext.spark_session`, `spark.conf`, `spark.sparkContext` and `stop()` work; reading,
     SQL and DataFrames raise SparkApiUnavailable."""
@@ -381,10 +382,7 @@ class SparkSession:
     def udf(self):
         raise SparkApiUnavailable("spark.udf")
 
-    def __getattr__(self, attr: str):
-        if attr.startswith("__") and attr.endswith("__"):
-            raise AttributeError(attr)
-        raise SparkApiUnavailable(f"SparkSession.{attr}")
+    _og_api = "SparkSession"
 
 
 def get_spark_session(spark_context: Optional[SparkContext] = None) -> SparkSession:
@@ -397,7 +395,7 @@ def get_spark_session(spark_context: Optional[SparkContext] = None) -> SparkSess
         return _session
 
 
-class SQLContext:
+class SQLContext(_OtherAttributesRaise):
     """pyspark.sql.SQLContext (older Glue scripts): creating it works, using it raises."""
 
     def __init__(self, sparkContext=None, sparkSession=None, jsqlContext=None):
@@ -407,10 +405,7 @@ class SQLContext:
     def getOrCreate(cls, sc=None) -> "SQLContext":
         return cls(sc)
 
-    def __getattr__(self, attr: str):
-        if attr.startswith("__") and attr.endswith("__"):
-            raise AttributeError(attr)
-        raise SparkApiUnavailable(f"SQLContext.{attr}")
+    _og_api = "SQLContext"
 
 
 # Classes of pyspark.sql that hold data: real classes (for isinstance and type hints) that
