@@ -3,14 +3,12 @@ with awswrangler, which registers it in the Glue catalog and reads it back, usin
 run's environment (Glue and S3 endpoints, run credentials). Issue 8, "Python shell jobs"."""
 import json
 import os
-import shutil
-import tempfile
 import uuid
 
 import pytest
 
 from jobkit import JobKit, unique
-from test_s3_api import S3Server
+from test_s3_api import s3_server
 
 SCRIPT = """
     import json, sys
@@ -38,11 +36,7 @@ SCRIPT = """
 
 @pytest.fixture(scope="module")
 def s3srv():
-    data_dir = tempfile.mkdtemp(prefix="openglue-awswrangler-")
-    srv = S3Server(data_dir).start()
-    yield srv
-    srv.stop()
-    shutil.rmtree(data_dir, ignore_errors=True)
+    yield from s3_server("openglue-awswrangler-")
 
 
 def test_awswrangler_writes_and_reads_a_catalog_table_in_a_python_shell_job(s3srv):

@@ -2,38 +2,21 @@
 the embedded engine, data in the embedded store (uploaded over its S3 API), output files and
 catalog partitions checked; malformed input ends the run FAILED with a message naming the file."""
 import os
-import shutil
-import tempfile
 import uuid
 
 import pyarrow.dataset as ds
 import pytest
 
-from jobkit import JobKit, unique
-from test_s3_api import S3Server
+from jobkit import kit, unique  # noqa: F401
+from test_s3_api import s3_server
 
 
 @pytest.fixture(scope="module")
 def server():
-    data_dir = tempfile.mkdtemp(prefix="openglue-etl-")
-    srv = S3Server(data_dir).start()
-    yield srv
-    srv.stop()
-    shutil.rmtree(data_dir, ignore_errors=True)
+    """This module's server has the S3 API on a known port (conftest's glue and jobkit's kit
+    fixtures then use it)."""
+    yield from s3_server("openglue-etl-")
 
-
-@pytest.fixture()
-def glue(server):
-    client = server.client()
-    yield client
-    client.close()
-
-
-@pytest.fixture()
-def kit(server, glue):
-    k = JobKit(server, glue)
-    yield k
-    k.close()
 
 CSV = ("id,name,amount,day\n"
        "1,ann,1.50,2024-03-01\n"

@@ -63,13 +63,19 @@ class S3Server(Server):
         return children(self.proc.pid)
 
 
-@pytest.fixture(scope="module")
-def s3srv():
-    data_dir = tempfile.mkdtemp(prefix="openglue-s3-")
+def s3_server(prefix="openglue-s3-"):
+    """A started S3Server in a temporary data folder, stopped and removed afterwards: the body of
+    a module fixture (`yield from s3_server(...)`)."""
+    data_dir = tempfile.mkdtemp(prefix=prefix)
     srv = S3Server(data_dir).start()
     yield srv
     srv.stop()
     shutil.rmtree(data_dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def s3srv():
+    yield from s3_server()
 
 
 @pytest.fixture()

@@ -10,11 +10,13 @@ import tempfile
 import pytest
 
 from conftest import Server
-from jobkit import JobKit, process_alive, wait_file, wait_for, wait_run
+from jobkit import kit, process_alive, wait_file, wait_for, wait_run  # noqa: F401
 
 
 @pytest.fixture(scope="module", params=["auto", "off"])
-def containment_server(request, server):
+def server(request, server):
+    """The session's server (job_cgroup=auto), then one with job_cgroup=off; conftest's glue and
+    jobkit's kit fixtures follow it."""
     if request.param == "auto":
         yield server
         return
@@ -24,19 +26,6 @@ def containment_server(request, server):
     srv.stop()
     shutil.rmtree(data_dir, ignore_errors=True)
 
-
-@pytest.fixture()
-def glue(containment_server):
-    client = containment_server.client()
-    yield client
-    client.close()
-
-
-@pytest.fixture()
-def kit(containment_server, glue):
-    k = JobKit(containment_server, glue)
-    yield k
-    k.close()
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0, reason="containment of setsid() grandchildren needs root (a cgroup per run)")
