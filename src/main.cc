@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <cerrno>
 #include <cstring>
 #include <set>
 #include <filesystem>
@@ -56,6 +57,9 @@ const char* kUsage = R"(openglue - a self-hostable AWS Glue
 Usage:
   openglue serve [options]     start the server (Glue JSON 1.1 API on HTTP)
   openglue operations          list the Glue operations and whether OpenGlue implements them
+  openglue bookmarks show|history|diff|plan JOB ...
+                               inspect a job's bookmark and what its next run would read
+                               (docs/bookmarks.md; `openglue bookmarks --help`)
   openglue version             print the version
   openglue --help              this text
 
@@ -384,6 +388,25 @@ int Serve(int argc, char** argv) {
   return 0;
 }
 
+// `openglue bookmarks ...` is the Python tool awsglue.bookmark_tool (it reuses the runtime's
+// listing and selection): exec the build's interpreter on it, with the runtime on PYTHONPATH
+// (OPENGLUE_RUNTIME_PATH, the serve option's variable, else the source tree's python/).
+int Bookmarks(int argc, char** argv) {
+  std::string python = openglue::BuildPython();
+  const char* configured = std::getenv("OPENGLUE_RUNTIME_PATH");
+  std::string runtime = configured && *configured ? configured : OPENGLUE_PYTHON_DIR;
+  const char* inherited = std::getenv("PYTHONPATH");
+  std::string path = runtime + (inherited && *inherited ? ":" + std::string(inherited) : "");
+  if (setenv("PYTHONPATH", path.c_str(), 1) != 0) return Fail("cannot set PYTHONPATH");
+  std::vector<std::string> args = {python, "-m", "awsglue.bookmark_tool"};
+  for (int i = 0; i < argc; ++i) args.emplace_back(argv[i]);
+  std::vector<char*> exec_argv;
+  for (std::string& arg : args) exec_argv.push_back(arg.data());
+  exec_argv.push_back(nullptr);
+  execv(python.c_str(), exec_argv.data());
+  return Fail("cannot run " + python + " for `openglue bookmarks`: " + std::strerror(errno));
+}
+
 int ListOperations() {
   using namespace openglue;
   auto model = api::ServiceModel::MakeEmbedded();
@@ -410,6 +433,7 @@ int main(int argc, char** argv) {
   std::string command = argv[1];
   if (command == "serve") return Serve(argc - 2, argv + 2);
   if (command == "operations") return ListOperations();
+  if (command == "bookmarks") return Bookmarks(argc - 2, argv + 2);
   if (command == "version" || command == "--version") {
     std::cout << "openglue " << kVersion << "\n";
     return 0;
