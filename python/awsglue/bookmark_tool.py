@@ -662,30 +662,54 @@ def plan_s3(ctx: str, state: Dict[str, Any], start: Optional[Dict[str, Any]], op
     return out
 
 
-def jdbc_count(server: Server, state: Dict[str, Any]) -> Dict[str, Any]:
-    """The number of rows above the high-water mark, when the connection is reachable."""
-    connection = state.get("connection")
+def jdbc_count(server: Server, state: Dict[str, Any], after: Optional[list]) -> Dict[str, Any]:
+    """The number of rows the next run reads (above the high-water value `after`, or all), when
+    the database is reachable: with the connection's properties (GetConnection with the caller's
+    credentials) and the runtime's own driver setup and SQL helpers (awsglue.jdbc)."""
+    connection = str(state.get("connection") or "")
+    table = state.get("table")
     if not connection:
         return {"count_error": "the state names no connection"}
+    if not table or table == "sampleQuery":
+        return {"count_error": "the source is a sampleQuery: no table to count"}
     try:
-        from awsglue import jdbc as runtime_jdbc  # the jdbc helper's module
+        from awsglue import jdbc as runtime_jdbc
     except ImportError as e:
         return {"count_error": f"the JDBC runtime is not available: {e}"}
-    counter = getattr(runtime_jdbc, "count_after", None)
-    if counter is None:
-        return {"count_error": "this runtime cannot count rows above a bookmark"}
-    props: Dict[str, Any] = {}
-    if "://" not in str(connection):
+    if connection.startswith("jdbc:"):
+        props = {"JDBC_CONNECTION_URL": connection}  # no password is ever recorded
+    else:
         try:
-            conn = server.call("get_connection", Name=connection, HidePassword=False)["Connection"]
-            props = dict(conn.get("ConnectionProperties") or {})
+            conn_def = server.call("get_connection", Name=connection,
+                                   HidePassword=False)["Connection"]
         except client_errors() as e:
             return {"count_error": f"GetConnection {connection}: {e}"}
-    else:
-        props = {"JDBC_CONNECTION_URL": connection}
+        props = dict(conn_def.get("ConnectionProperties") or {})
     try:
-        return {"rows_after_high": int(counter(props, state))}
-    except Exception as e:  # driver errors: unreachable host, refused login, ...
+        vendor, host, port, database, params = runtime_jdbc.parse_url(
+            props.get("JDBC_CONNECTION_URL", ""))
+        target = runtime_jdbc.JdbcTarget(
+            vendor=vendor, host=host, port=port, database=database,
+            user=props.get("USERNAME", ""), password=props.get("PASSWORD", ""),
+            dbtable=str(table), connection_name="" if connection.startswith("jdbc:") else connection,
+            params=params)
+        sql = "SELECT COUNT(*) FROM " + runtime_jdbc.quote_table(vendor, str(table))
+        values: list = []
+        keys = list(state.get("keys") or [])
+        if after is not None and keys:
+            op = ">" if (state.get("sort_order") or "asc") == "asc" else "<"
+            condition, values = runtime_jdbc._key_condition(vendor, keys, op, list(after))
+            sql += " WHERE " + condition
+        db = runtime_jdbc.connect(target)
+        try:
+            cursor = db.cursor()
+            cursor.execute(sql, values or None)
+            count = int(cursor.fetchone()[0])
+            cursor.close()
+        finally:
+            db.close()
+        return {"rows": count}
+    except Exception as e:  # the drivers' errors: unreachable host, refused login, ...
         return {"count_error": f"{type(e).__name__}: {e}"}
 
 
@@ -714,7 +738,7 @@ def cmd_plan(server: Server, args: argparse.Namespace) -> int:
                                     "after": state.get("high") if current and
                                     option != "job-bookmark-disable" else None}
             if not args.no_count:
-                plan.update(jdbc_count(server, {**state, "high": plan["after"]}))
+                plan.update(jdbc_count(server, state, plan["after"]))
         else:
             plan = plan_s3(ctx, state, start, option, now_ms)
         plan["in_current_state"] = current
@@ -737,7 +761,7 @@ def cmd_plan(server: Server, args: argparse.Namespace) -> int:
             after = plan.get("after")
             rng = (f"{plan['keys']} {'>' if plan['sort_order'] == 'asc' else '<'} "
                    f"{json.dumps(after)}" if after is not None else "every row")
-            count = (f"{plan['rows_after_high']} rows" if "rows_after_high" in plan
+            count = (f"{plan['rows']} rows" if "rows" in plan
                      else f"row count unknown ({plan.get('count_error', 'not asked')})")
             print(f"  {ctx} (jdbc {plan.get('table')}){note}: {rng}; {count}")
             continue
