@@ -8,7 +8,6 @@ which hands over to `python -m awsglue.bookmark_tool`. Storage is the embedded s
 API (objects put with boto3's s3 client) and a plain local folder.
 """
 import json
-import os
 import subprocess
 import time
 import uuid
