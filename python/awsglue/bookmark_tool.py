@@ -24,9 +24,7 @@ import json
 import os
 import sys
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 DEFAULT_ENDPOINT = "http://127.0.0.1:4690"
@@ -89,45 +87,17 @@ class Server:
                             "(start it with `openglue serve`, or pass --endpoint-url)")
 
     def extension(self, operation: str, body: Dict[str, Any]) -> Dict[str, Any]:
-        """An OpenGlue extension operation (JSON 1.1 POST signed with SigV4, as boto3 signs)."""
+        """An OpenGlue extension operation: a JSON 1.1 POST signed with SigV4, through the
+        runtime's own helper (awsglue.bookmarks.signed_call) with the caller's credentials."""
+        from awsglue.bookmarks import BookmarkServiceError, signed_call
         try:
-            from awsglue import bookmarks as runtime_bookmarks  # the runtime's one helper
-            helper = getattr(runtime_bookmarks, "call_extension", None)
-        except ImportError:
-            helper = None
-        if helper is not None:
-            creds = self.credentials()
-            return helper(operation, body, endpoint=self.endpoint, region=self.region,
-                          access_key=creds.access_key, secret_key=creds.secret_key,
-                          session_token=creds.token)
-        return self._signed_post(operation, body)
-
-    def _signed_post(self, operation: str, body: Dict[str, Any]) -> Dict[str, Any]:
-        from botocore.auth import SigV4Auth
-        from botocore.awsrequest import AWSRequest
-        data = json.dumps(body).encode()
-        request = AWSRequest(method="POST", url=self.endpoint + "/", data=data, headers={
-            "Content-Type": "application/x-amz-json-1.1",
-            "X-Amz-Target": "AWSGlue." + operation})
-        SigV4Auth(self.credentials(), "glue", self.region).add_auth(request)
-        prepared = request.prepare()
-        http = urllib.request.Request(prepared.url, data=data, method="POST",
-                                      headers=dict(prepared.headers.items()))
-        try:
-            with urllib.request.urlopen(http, timeout=60) as response:
-                text = response.read().decode("utf-8", "replace")
-        except urllib.error.HTTPError as e:
-            text = e.read().decode("utf-8", "replace")
-            try:
-                error = json.loads(text)
-            except ValueError:
-                error = {}
-            code = str(error.get("__type", f"HTTP {e.code}")).rsplit("#", 1)[-1]
-            raise ExtensionError(code, str(error.get("message") or error.get("Message") or text))
-        except urllib.error.URLError as e:
-            raise ToolError(f"cannot reach the server at {self.endpoint}: {e.reason} "
-                            "(start it with `openglue serve`, or pass --endpoint-url)")
-        return json.loads(text) if text.strip() else {}
+            return signed_call(operation, body, endpoint=self.endpoint, region=self.region,
+                               credentials=self.credentials(), timeout=60)
+        except BookmarkServiceError as e:
+            if e.code == "ConnectionError":
+                raise ToolError(f"cannot reach the server at {self.endpoint}: {e.message} "
+                                "(start it with `openglue serve`, or pass --endpoint-url)")
+            raise ExtensionError(e.code, e.message)
 
 
 class ExtensionError(ToolError):
@@ -252,68 +222,49 @@ def fmt_bytes(n: Any) -> str:
     return str(n)
 
 
-def is_time_key(key: str) -> bool:
-    return key.endswith("_ms") or key.endswith("Ms") or key in ("high_water", "highWater")
+def is_time_value(key: str, value: Any) -> bool:
+    """Whether a state or summary field holds an epoch-milliseconds time (S3's floor / high)."""
+    return key in ("floor", "high") and isinstance(value, int) and not isinstance(value, bool)
 
 
 def band_entries(state: Dict[str, Any]) -> Optional[list]:
-    """The remembered band of an S3 state: the first list of per-object entries in it."""
-    for key in ("band", "band_files", "bandFiles", "files", "seen"):
-        value = state.get(key)
-        if isinstance(value, (list, dict)):
-            return list(value.items()) if isinstance(value, dict) else value
-    return None
+    """The remembered band of an S3 state ([[uri, mtime_ms], ...]), None for other states."""
+    band = state.get("band")
+    return band if isinstance(band, list) else None
 
 
 def high_water(state: Dict[str, Any]) -> Optional[Any]:
-    for key in ("high_ms", "high_water_ms", "highWaterMs", "high_water", "highWater", "high"):
-        if key in state:
-            return state[key]
-    return None
+    """An S3 state's floor: every object version modified at or before it is done."""
+    return state.get("floor")
 
 
 def describe_state(state: Dict[str, Any]) -> List[str]:
     """Lines describing one ctx's state (text output of show / plan / diff)."""
     kind = state.get("type", "?")
-    lines = []
     if kind == "jdbc":
-        lines.append(f"table {state.get('table')} via {state.get('connection') or '-'}; keys "
-                     f"{state.get('keys')} {state.get('sort_order', 'asc')}; high-water "
-                     f"{json.dumps(state.get('high'))}")
-    else:
-        where = ", ".join(str(p) for p in state.get("paths", []) or [])
-        extra = ""
-        if state.get("database"):
-            extra = f" (table {state.get('database')}.{state.get('table')})"
-        lines.append(f"paths {where or '-'}{extra}; format {state.get('format') or '-'}")
-        high = high_water(state)
-        band = band_entries(state)
-        parts = []
-        if high is not None:
-            parts.append(f"high-water {fmt_ms(high)}")
-        if band is not None:
-            parts.append(f"band {len(band)} object{'s' if len(band) != 1 else ''}")
-        for key in ("maxBand", "max_band_ms", "maxFilesInBand", "boundedFiles", "boundedSize"):
-            if state.get(key) not in (None, ""):
-                parts.append(f"{key} {state[key]}")
-        if parts:
-            lines.append("; ".join(parts))
-    known = {"type", "paths", "format", "database", "table", "connection", "keys", "sort_order",
-             "high", "maxBand", "max_band_ms", "maxFilesInBand", "boundedFiles", "boundedSize"}
+        return [f"table {state.get('table')} via {state.get('connection') or '-'}; keys "
+                f"{state.get('keys')} {state.get('sort_order', 'asc')}; high-water "
+                f"{json.dumps(state.get('high'))}"]
+    where = ", ".join(str(p) for p in state.get("paths", []) or [])
+    extra = ""
+    if state.get("database"):
+        extra = f" (table {state.get('database')}.{state.get('table')})"
+    lines = [f"paths {where or '-'}{extra}; format {state.get('format') or '-'}"]
+    parts = []
+    if state.get("floor") is not None:
+        parts.append(f"high-water (floor) {fmt_ms(state['floor'])}")
+    if state.get("high") is not None:
+        parts.append(f"last horizon {fmt_ms(state['high'])}")
     band = band_entries(state)
-    others = []
-    for key, value in state.items():
-        if key in known or (band is not None and isinstance(value, (list, dict))) or \
-                (high_water(state) is not None and value is high_water(state)):
-            continue
-        if isinstance(value, (list, dict)):
-            others.append(f"{key}: {len(value)} entries")
-        elif is_time_key(key) and isinstance(value, (int, float)):
-            others.append(f"{key} {fmt_ms(value)}")
-        else:
-            others.append(f"{key} {json.dumps(value)}")
-    if others:
-        lines.append("; ".join(others))
+    if band is not None:
+        parts.append(f"band {len(band)} object{'s' if len(band) != 1 else ''}"
+                     f" (maxBand {state.get('maxBand', DEFAULT_BAND_MS)} ms)")
+    if parts:
+        lines.append("; ".join(parts))
+    options = {k: v for k, v in (state.get("options") or {}).items() if v not in (None, "")}
+    if options:
+        lines.append("options " + ", ".join(f"{k}={json.dumps(v)}" for k, v in
+                                            sorted(options.items())))
     return lines
 
 
@@ -328,10 +279,16 @@ def describe_reads(reads: Dict[str, Any]) -> str:
         parts.append(f"{reads['rows']} row{'s' if reads['rows'] != 1 else ''}")
     if reads.get("bytes") is not None:
         parts.append(fmt_bytes(reads["bytes"]))
+    if reads.get("floor") is not None:
+        parts.append("high-water (floor) " + (fmt_ms(reads["floor"])
+                                             if is_time_value("floor", reads["floor"])
+                                             else json.dumps(reads["floor"])))
     if reads.get("high") is not None:
         high = reads["high"]
-        parts.append("high " + (fmt_ms(high) if reads.get("type", "s3") != "jdbc" and
-                                isinstance(high, (int, float)) else json.dumps(high)))
+        if reads.get("type", "s3") == "jdbc" or not is_time_value("high", high):
+            parts.append("high " + json.dumps(high))
+        else:
+            parts.append("horizon " + fmt_ms(high))
     if reads.get("first"):
         first = list(reads["first"])
         parts.append("first " + ", ".join(str(u) for u in first[:3]) +
@@ -445,12 +402,15 @@ def cmd_history(server: Server, args: argparse.Namespace) -> int:
         print(f"{head} {entry.get('RunId')} (run {entry.get('Run')}, attempt "
               f"{entry.get('Attempt')})")
         reads = entry.get("Reads") or {}
-        for ctx in sorted(set(reads) | set()):
+        for ctx in sorted(reads):
             line = f"    {ctx}: {describe_reads(reads[ctx])}"
             state = entry.get("State", {}).get(ctx)
+            summary = reads[ctx] if isinstance(reads[ctx], dict) else {}
             if isinstance(state, dict) and state.get("type", "s3") != "jdbc" and \
-                    high_water(state) is not None and "high" not in (reads[ctx] or {}):
-                line += f"; high-water {fmt_ms(high_water(state))}"
+                    high_water(state) is not None and "floor" not in summary:
+                line += f", high-water (floor) {fmt_ms(high_water(state))}"
+            elif isinstance(state, dict) and state.get("type") == "jdbc" and "high" not in summary:
+                line += f", high {json.dumps(state.get('high'))}"
             print(line)
         if not reads:
             print("    (no sources read)")
@@ -543,7 +503,7 @@ def cmd_diff(server: Server, args: argparse.Namespace) -> int:
                     print(f"      {field}: +{len(value['added'])} -{len(value['removed'])} entries")
                 else:
                     old, new = value
-                    if is_time_key(field) or field in ("high_ms", "high_water_ms"):
+                    if is_time_value(field, old) or is_time_value(field, new):
                         old, new = fmt_ms(old) if old is not None else "-", \
                             fmt_ms(new) if new is not None else "-"
                     else:
@@ -610,22 +570,16 @@ def list_storage(paths: Sequence[str], state: Dict[str, Any]) -> List[Tuple[str,
     """The runtime's listing of a source's paths (the engine's list_files, as the sources call
     it), with the listing options the state recorded."""
     from awsglue._embedded import EmbeddedEngine  # what GlueContext's sources list with
-    options = {k: state[k] for k in ("recurse", "exclusions") if state.get(k) not in (None, "")}
+    from awsglue.bookmarks import LISTING_OPTIONS
+    recorded = state.get("options") or {}
+    options = {k: recorded[k] for k in LISTING_OPTIONS if recorded.get(k) not in (None, "")}
     return EmbeddedEngine().list_files(list(paths), options)
-
-
-def _int_or_none(value: Any) -> Optional[int]:
-    if value in (None, ""):
-        return None
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
 
 
 def plan_s3(ctx: str, state: Dict[str, Any], start: Optional[Dict[str, Any]], option: str,
             now_ms: int) -> Dict[str, Any]:
-    from awsglue.bookmarks import s3_select  # the very function the runtime selects with
+    # The very function (and option parsing) the runtime selects with.
+    from awsglue.bookmarks import s3_select, source_options
     paths = [str(p) for p in state.get("paths") or []]
     out: Dict[str, Any] = {"type": "s3", "paths": paths, "format": state.get("format")}
     if not paths:
@@ -642,16 +596,12 @@ def plan_s3(ctx: str, state: Dict[str, Any], start: Optional[Dict[str, Any]], op
     if option == "job-bookmark-disable":
         selected, new_state = list(listing), None
     else:
-        kwargs = {"now_ms": now_ms}
-        band = _int_or_none(state.get("maxBand", state.get("max_band_ms")))
-        if band is not None:
-            kwargs["max_band_ms"] = band
-        for key, name in (("maxFilesInBand", "max_files_in_band"),
-                          ("boundedFiles", "bounded_files"), ("boundedSize", "bounded_size")):
-            value = _int_or_none(state.get(key))
-            if value is not None:
-                kwargs[name] = value
-        selected, new_state = s3_select(listing, start, None, **kwargs)
+        try:
+            kwargs = source_options(state.get("options"))
+            selected, new_state = s3_select(listing, start, None, now_ms=now_ms, **kwargs)
+        except ValueError as e:  # a malformed recorded option or a damaged state
+            out["error"] = str(e)
+            return out
     selected = [(str(u), int(s), int(m)) for u, s, m in selected]
     out["objects"] = [u for u, _, _ in selected]
     out["count"] = len(selected)
@@ -771,6 +721,9 @@ def cmd_plan(server: Server, args: argparse.Namespace) -> int:
             continue
         print(f"  {ctx} (s3 {', '.join(plan['paths'])}, {plan.get('format')}){note}: "
               f"{plan['count']} of {plan['listed']} listed objects, {fmt_bytes(plan['bytes'])}")
+        if plan.get("new_state", {}).get("floor") is not None:
+            print(f"    afterwards: high-water (floor) {fmt_ms(plan['new_state']['floor'])}, band "
+                  f"{len(plan['new_state'].get('band') or [])} objects")
         shown = plan["objects"] if args.all else plan["objects"][:TEXT_OBJECT_LIMIT]
         for uri in shown:
             print(f"    {uri}")
