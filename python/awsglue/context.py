@@ -192,7 +192,8 @@ class GlueContext:
             listing.extend(files)
             parts.append(([u for u, _, _ in files], dict(values)))
         kept = select_and_register(transformation_ctx, {
-            "type": "s3", "database": database, "table": table_name, "location": src.location,
+            "type": "s3", "database": database, "table": table_name,
+            "location": getattr(src, "location", None),
             "paths": [loc for loc, _ in src.paths], "format": src.format,
             "push_down_predicate": push_down_predicate or None,
             "catalogPartitionPredicate": additional_options.get("catalogPartitionPredicate"),
