@@ -133,7 +133,11 @@ class Job:
     def _load_as_of(self, service, what: str, run_id: Optional[str]) -> Dict[str, Any]:
         if not run_id:
             raise GlueArgumentError(f"--{BOOKMARK_FROM} and --{BOOKMARK_TO} must be given together")
-        state = service.get(self.name, run_id=run_id)
+        try:
+            state = service.get(self.name, run_id=run_id)
+        except bookmarks.BookmarkServiceError as e:
+            raise bookmarks.BookmarkServiceError(e.code, f"--{what} {run_id}: {e.message}",
+                                                 e.status) from None
         if state is None:
             raise bookmarks.BookmarkServiceError(
                 "EntityNotFoundException",
