@@ -346,3 +346,66 @@ def test_property_a_pause_window_reads_exactly_what_the_runs_in_it_read(seed):
         end_state = states[j] if states[j] is not None else {}
         selected, _ = s3_select(final, states[i], end_state, now_ms=end)
         assert {(u, m) for u, _, m in selected} == expected, (seed, i, j)
+
+
+# ---------------------------------------------------------------------------------------------
+# signed_call: the SigV4-signed POST of the extension operations.
+
+def _http_server(status, body):
+    import http.server
+    import threading
+
+    seen = {}
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            seen["headers"] = dict(self.headers)
+            seen["body"] = self.rfile.read(int(self.headers["Content-Length"]))
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/x-amz-json-1.1")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args):
+            pass
+
+    httpd = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd, seen
+
+
+def test_signed_call_posts_a_signed_json_request_and_parses_errors():
+    import botocore.credentials
+    from awsglue.bookmarks import BookmarkServiceError, signed_call
+
+    creds = botocore.credentials.Credentials("OGRUNKEY", "secret")
+    httpd, seen = _http_server(200, {"JobBookmarkEntry": {"Version": 1}})
+    try:
+        endpoint = f"http://127.0.0.1:{httpd.server_port}"
+        out = signed_call("OpenGlueCommitJobBookmark", {"JobName": "j"}, endpoint=endpoint,
+                          region="eu-west-1", credentials=creds)
+        assert out == {"JobBookmarkEntry": {"Version": 1}}
+        headers = {k.lower(): v for k, v in seen["headers"].items()}
+        assert headers["x-amz-target"] == "AWSGlue.OpenGlueCommitJobBookmark"
+        assert headers["content-type"] == "application/x-amz-json-1.1"
+        assert headers["authorization"].startswith(
+            "AWS4-HMAC-SHA256 Credential=OGRUNKEY/") and "/eu-west-1/glue/aws4_request" in \
+            headers["authorization"]
+        assert json.loads(seen["body"]) == {"JobName": "j"}
+    finally:
+        httpd.shutdown()
+    httpd, _ = _http_server(400, {"__type": "com.amazonaws#ConcurrentModificationException",
+                                  "message": "already committed"})
+    try:
+        with pytest.raises(BookmarkServiceError) as err:
+            signed_call("OpenGlueCommitJobBookmark", {}, credentials=creds,
+                        endpoint=f"http://127.0.0.1:{httpd.server_port}")
+        assert err.value.code == "ConcurrentModificationException" and err.value.status == 400
+        assert "already committed" in str(err.value)
+    finally:
+        httpd.shutdown()
+    with pytest.raises(BookmarkServiceError) as err:
+        signed_call("X", {}, credentials=creds, endpoint="http://127.0.0.1:1")
+    assert err.value.code == "ConnectionError"
