@@ -545,6 +545,8 @@ def prepare_storage(server: Server, args: argparse.Namespace) -> None:
     """Where the listing finds `s3://`: the runtime's rules (awsglue.storage) over this process's
     environment, completed with --s3-endpoint-url (default: the Glue endpoint's port + 1, the
     server's S3 API) and the caller's credentials."""
+    # from_catalog sources resolve their table through awsglue.catalog, on this server.
+    os.environ["AWS_ENDPOINT_URL_GLUE"] = server.endpoint
     if args.s3_root:
         os.environ["OPENGLUE_S3_ROOT"] = args.s3_root
     if not os.environ.get("OPENGLUE_S3_ROOT"):
@@ -559,21 +561,43 @@ def prepare_storage(server: Server, args: argparse.Namespace) -> None:
         creds = server.credentials()
     except ToolError:
         return
-    os.environ.setdefault("AWS_ACCESS_KEY_ID", creds.access_key)
-    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", creds.secret_key)
+    # The listing and the catalog read these: the caller's credentials, whichever way
+    # (environment, --profile, config files) they were found.
+    os.environ["AWS_ACCESS_KEY_ID"] = creds.access_key
+    os.environ["AWS_SECRET_ACCESS_KEY"] = creds.secret_key
     if creds.token:
-        os.environ.setdefault("AWS_SESSION_TOKEN", creds.token)
-    os.environ.setdefault("AWS_REGION", server.region)
+        os.environ["AWS_SESSION_TOKEN"] = creds.token
+    else:
+        os.environ.pop("AWS_SESSION_TOKEN", None)
+    os.environ["AWS_REGION"] = server.region
 
 
 def list_storage(paths: Sequence[str], state: Dict[str, Any]) -> List[Tuple[str, int, int]]:
-    """The runtime's listing of a source's paths (the engine's list_files, as the sources call
-    it), with the listing options the state recorded."""
+    """The runtime's listing of a source's paths (the engine's list_files, one call per path as
+    the sources make it), with the listing options the state recorded."""
     from awsglue._embedded import EmbeddedEngine  # what GlueContext's sources list with
     from awsglue.bookmarks import LISTING_OPTIONS
     recorded = state.get("options") or {}
     options = {k: recorded[k] for k in LISTING_OPTIONS if recorded.get(k) not in (None, "")}
-    return EmbeddedEngine().list_files(list(paths), options)
+    engine = EmbeddedEngine()
+    if state.get("database") and state.get("table"):
+        listing: List[Tuple[str, int, int]] = []
+        for path in paths:
+            listing.extend(engine.list_files([path], options))
+        return listing
+    return engine.list_files(list(paths), options)
+
+
+def catalog_paths(state: Dict[str, Any]) -> List[str]:
+    """The folders a from_catalog source reads now: the runtime's own resolution of the table
+    (awsglue.catalog.resolve_source, with the predicates the run used), against the server."""
+    from awsglue import catalog
+    src = catalog.resolve_source(
+        str(state["database"]), str(state["table"]),
+        push_down_predicate=state.get("push_down_predicate") or "",
+        catalog_partition_predicate=state.get("catalogPartitionPredicate") or "",
+        additional_options=dict(state.get("options") or {}))
+    return [location for location, _ in src.paths]
 
 
 def plan_s3(ctx: str, state: Dict[str, Any], start: Optional[Dict[str, Any]], option: str,
@@ -582,7 +606,14 @@ def plan_s3(ctx: str, state: Dict[str, Any], start: Optional[Dict[str, Any]], op
     from awsglue.bookmarks import s3_select, source_options
     paths = [str(p) for p in state.get("paths") or []]
     out: Dict[str, Any] = {"type": "s3", "paths": paths, "format": state.get("format")}
-    if not paths:
+    if state.get("database") and state.get("table"):
+        out["table"] = f"{state['database']}.{state['table']}"
+        try:
+            paths = out["paths"] = catalog_paths(state)
+        except Exception as e:  # CatalogError: the table is gone, no access, ...
+            out["error"] = f"cannot resolve table {out['table']}: {e}"
+            return out
+    elif not paths:
         out["error"] = "the recorded state names no paths"
         return out
     started = time.monotonic()
@@ -719,7 +750,8 @@ def cmd_plan(server: Server, args: argparse.Namespace) -> int:
             failed = True
             print(f"  {ctx} (s3): {plan['error']}")
             continue
-        print(f"  {ctx} (s3 {', '.join(plan['paths'])}, {plan.get('format')}){note}: "
+        where = (f"table {plan['table']}: " if plan.get("table") else "") + ", ".join(plan["paths"])
+        print(f"  {ctx} (s3 {where}, {plan.get('format')}){note}: "
               f"{plan['count']} of {plan['listed']} listed objects, {fmt_bytes(plan['bytes'])}")
         if plan.get("new_state", {}).get("floor") is not None:
             print(f"    afterwards: high-water (floor) {fmt_ms(plan['new_state']['floor'])}, band "
