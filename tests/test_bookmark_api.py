@@ -271,3 +271,44 @@ def test_late_commit_is_refused_by_run_state(open_server, tmp_path):
     finally:
         kit.close()
         glue.close()
+
+
+# A run whose first attempt fails before committing; the retry (Attempt 1) commits.
+RETRY_SCRIPT = CALL + textwrap.dedent('''
+    import json, os, sys
+    args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
+    marker = os.path.join(args["--out"], "attempted")
+    if not os.path.exists(marker):
+        open(marker, "w").close()
+        sys.exit("first attempt fails before its commit")
+    env = os.environ
+    status, body = call("OpenGlueCommitJobBookmark",
+                        {"JobName": env["OPENGLUE_JOB_NAME"], "RunId": env["OPENGLUE_JOB_RUN_ID"],
+                         "JobBookmark": json.dumps({"src": {"type": "s3", "high": 7}})},
+                        env["AWS_ENDPOINT_URL_GLUE"], env["AWS_ACCESS_KEY_ID"],
+                        env["AWS_SECRET_ACCESS_KEY"])
+    assert status == 200, body
+''')
+
+
+def test_retried_attempt_commits_with_its_attempt_number(glue, kit, tmp_path):
+    job = kit.job(RETRY_SCRIPT, command="pythonshell", DefaultArguments=ENABLE, MaxRetries=1)
+    out = tmp_path / unique("out")
+    out.mkdir()
+    os.chmod(out, 0o777)
+    first = kit.start(job, Arguments={"--out": str(out)})
+    assert wait_run(glue, job, first, timeout=60)["JobRunState"] == "FAILED"
+
+    def retry():
+        runs = glue.get_job_runs(JobName=job)["JobRuns"]
+        return next((r for r in runs if r.get("Attempt") == 1), None)
+
+    from jobkit import wait_for
+    retried = wait_for(retry, 60, "the retry of " + first)
+    assert wait_run(glue, job, retried["Id"], timeout=60)["JobRunState"] == "SUCCEEDED"
+    entry = glue.get_job_bookmark(JobName=job)["JobBookmarkEntry"]
+    assert (entry["Version"], entry["Run"], entry["Attempt"], entry["RunId"]) == (
+        1, 1, 1, retried["Id"])
+    # The failed attempt committed nothing: its state is the one it started from (none).
+    as_of_first = glue.get_job_bookmark(JobName=job, RunId=first)["JobBookmarkEntry"]
+    assert (as_of_first["Version"], as_of_first["JobBookmark"]) == (0, "{}")
