@@ -541,15 +541,29 @@ def known_sources(entry: Optional[Dict[str, Any]],
     return out
 
 
-def prepare_storage(server: Server, args: argparse.Namespace) -> None:
-    """Where the listing finds `s3://`: the runtime's rules (awsglue.storage) over this process's
-    environment, completed with --s3-endpoint-url (default: the Glue endpoint's port + 1, the
-    server's S3 API) and the caller's credentials."""
+S3_API_WARNING = ("s3:// listed through the S3 API, whose last-modified times are whole seconds, "
+                  "while job runs list the server's embedded store as files (millisecond times): "
+                  "objects may look new that are not; give --data-dir (the server's data folder) "
+                  "for an exact plan")
+
+
+def prepare_storage(server: Server, args: argparse.Namespace) -> Dict[str, str]:
+    """Where the listing finds `s3://`, set in this process's environment for the runtime's
+    rules (awsglue.storage): as job runs list it, the server's embedded store as files
+    (`--s3-root`, `--data-dir`/s3, $OPENGLUE_S3_ROOT, $OPENGLUE_DATA_DIR/s3), else an S3 endpoint
+    (`--s3-endpoint-url`, $AWS_ENDPOINT_URL_S3, else the server's S3 API at the Glue endpoint's
+    port + 1) with the caller's credentials. Returns how s3:// is reached, for the output."""
     # from_catalog sources resolve their table through awsglue.catalog, on this server.
     os.environ["AWS_ENDPOINT_URL_GLUE"] = server.endpoint
-    if args.s3_root:
-        os.environ["OPENGLUE_S3_ROOT"] = args.s3_root
-    if not os.environ.get("OPENGLUE_S3_ROOT"):
+    root = (args.s3_root or (os.path.join(args.data_dir, "s3") if args.data_dir else "")
+            or os.environ.get("OPENGLUE_S3_ROOT")
+            or (os.path.join(os.environ["OPENGLUE_DATA_DIR"], "s3")
+                if os.environ.get("OPENGLUE_DATA_DIR") else ""))
+    where: Dict[str, str] = {}
+    if root:
+        os.environ["OPENGLUE_S3_ROOT"] = os.path.abspath(root)
+        where["s3_root"] = os.environ["OPENGLUE_S3_ROOT"]
+    else:
         s3 = args.s3_endpoint_url or os.environ.get("AWS_ENDPOINT_URL_S3")
         if not s3:
             parsed = urllib.parse.urlsplit(server.endpoint)
@@ -557,10 +571,11 @@ def prepare_storage(server: Server, args: argparse.Namespace) -> None:
                 s3 = f"{parsed.scheme}://{parsed.hostname}:{parsed.port + 1}"
         if s3:
             os.environ["AWS_ENDPOINT_URL_S3"] = s3
+            where["s3_endpoint"] = s3
     try:
         creds = server.credentials()
     except ToolError:
-        return
+        return where
     # The listing and the catalog read these: the caller's credentials, whichever way
     # (environment, --profile, config files) they were found.
     os.environ["AWS_ACCESS_KEY_ID"] = creds.access_key
@@ -570,6 +585,7 @@ def prepare_storage(server: Server, args: argparse.Namespace) -> None:
     else:
         os.environ.pop("AWS_SESSION_TOKEN", None)
     os.environ["AWS_REGION"] = server.region
+    return where
 
 
 def list_storage(paths: Sequence[str], state: Dict[str, Any]) -> List[Tuple[str, int, int]]:
@@ -704,7 +720,7 @@ def cmd_plan(server: Server, args: argparse.Namespace) -> int:
     history = get_history(server, args.job)
     sources = known_sources(entry, history)
     now_ms = int(time.time() * 1000)
-    prepare_storage(server, args)
+    storage = prepare_storage(server, args)
     plans: Dict[str, Any] = {}
     for ctx, (state, current) in sorted(sources.items()):
         if args.ctx and ctx not in args.ctx:
@@ -724,14 +740,22 @@ def cmd_plan(server: Server, args: argparse.Namespace) -> int:
             plan = plan_s3(ctx, state, start, option, now_ms)
         plan["in_current_state"] = current
         plans[ctx] = plan
+    s3_via_api = "s3_endpoint" in storage and any(
+        p.get("type") == "s3" and any(str(x).startswith("s3://") for x in p.get("paths") or [])
+        for p in plans.values())
     if args.json:
-        print_json({"JobName": args.job, "BookmarkOption": option, "NowMs": now_ms,
-                    "Version": (entry or {}).get("Version"), "Sources": plans})
+        out = {"JobName": args.job, "BookmarkOption": option, "NowMs": now_ms,
+               "Version": (entry or {}).get("Version"), "Storage": storage, "Sources": plans}
+        if s3_via_api:
+            out["Warning"] = S3_API_WARNING
+        print_json(out)
         return 0 if all("error" not in p for p in plans.values()) else 1
     print(f"job {args.job}: what the next run reads (bookmark option {option})")
     if option == "job-bookmark-disable":
         print("  bookmarks are disabled for this run: every source is read in full "
               "(pass --bookmark-option enable to see what an enabled run would read)")
+    if s3_via_api:
+        print("  note: " + S3_API_WARNING)
     if not plans:
         print("  no recorded sources: no run of this job has committed a bookmark yet, so "
               "nothing says what it reads (the first enabled run reads everything)")
@@ -818,12 +842,16 @@ def build_parser() -> argparse.ArgumentParser:
                            "DefaultArguments, else disable)")
     plan.add_argument("--ctx", action="append", metavar="NAME",
                       help="only this transformation_ctx (repeatable)")
-    plan.add_argument("--s3-endpoint-url", metavar="URL",
-                      help="where s3:// paths are listed (default: $AWS_ENDPOINT_URL_S3, else "
-                           "the server's S3 API at the Glue endpoint's port + 1)")
+    plan.add_argument("--data-dir", metavar="DIR",
+                      help="the server's data folder: s3:// is listed as its s3/ files, as job "
+                           "runs list it (default: $OPENGLUE_DATA_DIR; exact: use it on the "
+                           "server's machine)")
     plan.add_argument("--s3-root", metavar="DIR",
-                      help="list s3://bucket/key as DIR/bucket/key instead (the server's "
-                           "<data_dir>/s3; default: $OPENGLUE_S3_ROOT)")
+                      help="list s3://bucket/key as DIR/bucket/key (default: $OPENGLUE_S3_ROOT)")
+    plan.add_argument("--s3-endpoint-url", metavar="URL",
+                      help="without a data folder, list s3:// through this S3 endpoint "
+                           "(default: $AWS_ENDPOINT_URL_S3, else the server's S3 API at the Glue "
+                           "endpoint's port + 1; its times are whole seconds, see --data-dir)")
     plan.add_argument("--all", action="store_true", help="list every object (text output)")
     plan.add_argument("--no-count", action="store_true",
                       help="do not connect to JDBC databases to count rows")
