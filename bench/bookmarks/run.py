@@ -64,8 +64,9 @@ saves and what it costs: a prefix of the embedded store holds 100,000 small JSON
 enabled run already processed (its bookmark is committed), then 100 new objects arrive. The same
 job runs incrementally (bookmark enabled: reads the 100) and in full (`job-bookmark-disable`:
 reads 100,100), in one session of one server; next to them, the engine's listing of the prefix
-alone and a run of the same script over a prefix holding only the 100 new objects. The
-bookmark's state is measured in bytes (GetJobBookmark) at 100,000 and at 10,000 objects. See the
+alone and a run of the same script, bookmark enabled, over a prefix holding only the 100 new
+objects (the cost of 100 objects with a bookmark's load and commit). The bookmark's state is
+measured in bytes (GetJobBookmark) at 100,000 and at 10,000 objects. See the
 docstring of `bench/bookmarks/run.py` for each step; docs/bookmarks.md for the model.
 
 """
