@@ -777,14 +777,14 @@ def cmd_plan(server: Server, args: argparse.Namespace) -> int:
         where = (f"table {plan['table']}: " if plan.get("table") else "") + ", ".join(plan["paths"])
         print(f"  {ctx} (s3 {where}, {plan.get('format')}){note}: "
               f"{plan['count']} of {plan['listed']} listed objects, {fmt_bytes(plan['bytes'])}")
-        if plan.get("new_state", {}).get("floor") is not None:
-            print(f"    afterwards: high-water (floor) {fmt_ms(plan['new_state']['floor'])}, band "
-                  f"{len(plan['new_state'].get('band') or [])} objects")
         shown = plan["objects"] if args.all else plan["objects"][:TEXT_OBJECT_LIMIT]
         for uri in shown:
             print(f"    {uri}")
         if len(shown) < len(plan["objects"]):
             print(f"    ... and {len(plan['objects']) - len(shown)} more (--all lists them)")
+        if plan.get("new_state", {}).get("floor") is not None:
+            print(f"    afterwards: high-water (floor) {fmt_ms(plan['new_state']['floor'])}, band "
+                  f"{len(plan['new_state'].get('band') or [])} objects")
     return 1 if failed else 0
 
 
