@@ -346,3 +346,21 @@ def test_the_bookmark_option_comes_from_the_command_line_when_args_lack_it(
     job = Job()
     job.init("orders", {"JOB_NAME": "orders", "job-bookmark-option": "job-bookmark-disable"})
     assert job.bookmark_option == "job-bookmark-disable"
+
+
+def test_a_run_with_nothing_new_writes_nothing_even_partitioned(service, in_run, engine,
+                                                                 tmp_path):
+    import time
+    _write(str(engine / "bkt" / "in"), "a.json", "json", 1, time.time() - 3600)
+    ctx = GlueContext(object())
+    for expected in (1, 0):
+        job = start("job-bookmark-enable")
+        frame = ctx.create_dynamic_frame.from_options(
+            "s3", {"paths": ["s3://bkt/in/"]}, "json", transformation_ctx="src")
+        written = ctx.write_dynamic_frame.from_options(
+            frame=frame, connection_type="s3",
+            connection_options={"path": str(tmp_path / "out"), "partitionKeys": ["id"]},
+            format="json")
+        assert len(ctx.written[str(tmp_path / "out")]) == expected
+        job.commit()
+        service.states[None] = service.commits[-1][2]
