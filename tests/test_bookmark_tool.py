@@ -35,8 +35,7 @@ READER = """
     from awsglue.utils import getResolvedOptions
     from pyspark.context import SparkContext
 
-    # job-bookmark-option is asked for so that Job.init sees it in args (see the report).
-    args = getResolvedOptions(sys.argv, ["JOB_NAME", "path", "out", "job-bookmark-option"])
+    args = getResolvedOptions(sys.argv, ["JOB_NAME", "path", "out"])
     glue_context = GlueContext(SparkContext.getOrCreate())
     job = Job(glue_context)
     job.init(args["JOB_NAME"], args)

@@ -14,7 +14,7 @@ from awsglue.utils import getResolvedOptions
 from pyspark.context import SparkContext
 
 t0 = time.perf_counter()
-args = getResolvedOptions(sys.argv, ["JOB_NAME", "path", "out", "job-bookmark-option"])
+args = getResolvedOptions(sys.argv, ["JOB_NAME", "path", "out"])
 glue_context = GlueContext(SparkContext.getOrCreate())
 job = Job(glue_context)
 job.init(args["JOB_NAME"], args)
