@@ -397,7 +397,7 @@ def _json_value(v: Any) -> Any:
 
 def _key_condition(vendor: str, keys: List[str], op: str, values: List[Any]) -> Tuple[str, list]:
     """(k1, k2, ..) <op> (v1, v2, ..): a row-value (tuple) comparison, lexicographic."""
-    cols = ", ".join(quote_ident(vendor, k) for k in keys)
+    cols = ", ".join(_pct(quote_ident(vendor, k)) for k in keys)
     marks = ", ".join("%s" for _ in keys)
     if len(keys) == 1:
         return "{} {} {}".format(cols, op, marks), list(values)
@@ -415,10 +415,17 @@ def _base_query(target: JdbcTarget, options: Dict[str, Any]) -> Tuple[str, bool]
     """(FROM-able SQL, partitioning appends to it): the table, or sampleQuery."""
     sample = options.get("sampleQuery")
     if sample:
-        return str(sample).strip().rstrip(";"), _truthy(options.get("enablePartitioningForSampleQuery"))
+        return (_pct(str(sample).strip().rstrip(";")),
+                _truthy(options.get("enablePartitioningForSampleQuery")))
     if not target.dbtable:
         raise JdbcError("a JDBC source needs connection_options \"dbtable\"")
-    return quote_table(target.vendor, target.dbtable), False
+    return _pct(quote_table(target.vendor, target.dbtable)), False
+
+
+def _pct(sql: str) -> str:
+    """SQL text given by the user, made safe for the drivers' %s parameter style (every read
+    query is sent with a parameter list, so a literal % is written %%)."""
+    return sql.replace("%", "%%")
 
 
 def _hash_conditions(target: JdbcTarget, options: Dict[str, Any], select_from: str,
@@ -433,13 +440,15 @@ def _hash_conditions(target: JdbcTarget, options: Dict[str, Any], select_from: s
     if n == 1:
         return [("", [])]
     if field_:
-        col = quote_ident(target.vendor, str(field_))
+        col = _pct(quote_ident(target.vendor, str(field_)))
         if target.vendor == "postgresql":
-            h = "((coalesce(hashtext(CAST({} AS text)), 0)::bigint % {n}) + {n}) % {n}".format(col, n=n)
+            h = "mod(mod(coalesce(hashtext(CAST({} AS text)), 0)::bigint, {n}) + {n}, {n})".format(
+                col, n=n)
         else:
             h = "MOD(COALESCE(CRC32(CAST({} AS CHAR)), 0), {})".format(col, n)
         return [("{} = {}".format(h, i), []) for i in range(n)]
     # hashexpression: a numeric SQL expression; range partitioning between its MIN and MAX.
+    expr = _pct(str(expr))
     conn = connect(target)
     try:
         cur = conn.cursor()
@@ -473,7 +482,7 @@ def _fetch(target: JdbcTarget, sql: str, params: list):
     try:
         cur = conn.cursor()
         try:
-            cur.execute(sql, params or None)
+            cur.execute(sql, list(params or []))
         except Exception as e:  # noqa: BLE001
             raise JdbcError("query on {} failed: {} ({})".format(target.url, _one_line(e),
                                                                  sql[:300])) from None
@@ -570,14 +579,15 @@ def read(target: JdbcTarget, options: Dict[str, Any], transformation_ctx: str = 
             upper = list(end["high"])
         elif end is None:
             # The run's upper bound, fixed before the reads so every parallel read agrees.
-            cols = ", ".join(quote_ident(target.vendor, k) for k in keys)
+            cols = ", ".join(_pct(quote_ident(target.vendor, k)) for k in keys)
             direction = "DESC" if order == "asc" else "ASC"
-            notnull = " AND ".join("{} IS NOT NULL".format(quote_ident(target.vendor, k))
+            notnull = " AND ".join("{} IS NOT NULL".format(_pct(quote_ident(target.vendor, k)))
                                    for k in keys)
             cond = " AND ".join(where + [notnull])
             sql = "SELECT {c} FROM {f} og_src WHERE {w} ORDER BY {o} LIMIT 1".format(
                 c=cols, f=_from_clause(select_from, append_mode), w=cond,
-                o=", ".join("{} {}".format(quote_ident(target.vendor, k), direction) for k in keys))
+                o=", ".join("{} {}".format(_pct(quote_ident(target.vendor, k)), direction)
+                            for k in keys))
             _desc, rows = _fetch(target, sql, params)
             upper = [_json_value(v) for v in rows[0]] if rows else None
         if upper is not None:
