@@ -342,3 +342,27 @@ def test_a_source_without_transformation_ctx_reads_everything(anydb, monkeypatch
     frame = GlueContext().create_dynamic_frame.from_options(
         anydb.kind, anydb.options(dbtable="bm_noctx"))
     assert frame.count() == 4 and job.registered == {}
+
+
+@pytest.mark.parametrize("coltype,values", [
+    ("timestamp", ["2024-01-01 10:00:00", "2024-01-01 11:30:00.25", "2024-01-02 00:00:00"]),
+    ("date", ["2024-01-01", "2024-01-02", "2024-02-01"]),
+    ("decimal(10,2)", ["1.50", "2.25", "10.00"]),
+    ("varchar(20)", ["apple", "banana", "cherry"]),
+])
+def test_bookmark_marks_of_every_key_type_round_trip_through_json(anydb, monkeypatch, coltype,
+                                                                   values):
+    import json
+    if anydb.kind == "mysql" and coltype == "timestamp":
+        coltype = "datetime(6)"
+    anydb.execute("DROP TABLE IF EXISTS bm_types")
+    anydb.execute(f"CREATE TABLE bm_types (k {coltype} PRIMARY KEY, n integer)")
+    anydb.execute("INSERT INTO bm_types VALUES (%s, 1), (%s, 2)", values[:2])
+    job = FakeJob()
+    assert [r[1] for r in _read_ids(monkeypatch, anydb, job, dbtable="bm_types")] == [1, 2]
+    state = json.loads(json.dumps(job.registered["src"]["state"]))  # as the server keeps it
+    anydb.execute("INSERT INTO bm_types VALUES (%s, 3)", values[2:])
+    job2 = FakeJob(start=state)
+    assert [r[1] for r in _read_ids(monkeypatch, anydb, job2, dbtable="bm_types")] == [3]
+    job3 = FakeJob(start=json.loads(json.dumps(job2.registered["src"]["state"])))
+    assert _read_ids(monkeypatch, anydb, job3, dbtable="bm_types") == []
