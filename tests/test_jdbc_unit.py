@@ -366,3 +366,36 @@ def test_bookmark_marks_of_every_key_type_round_trip_through_json(anydb, monkeyp
     assert [r[1] for r in _read_ids(monkeypatch, anydb, job2, dbtable="bm_types")] == [3]
     job3 = FakeJob(start=json.loads(json.dumps(job2.registered["src"]["state"])))
     assert _read_ids(monkeypatch, anydb, job3, dbtable="bm_types") == []
+
+
+def test_jdbc_catalog_tables_name_database_and_table_as_the_crawler_writes_them(monkeypatch):
+    props = {"shop": {"JDBC_CONNECTION_URL": "jdbc:mysql://h:3306/other", "USERNAME": "u",
+                      "PASSWORD": "p"},
+             "dw": {"JDBC_CONNECTION_URL": "jdbc:postgresql://h/other", "USERNAME": "u",
+                    "PASSWORD": "p"}}
+    monkeypatch.setattr(jdbc, "_connection_props", lambda name, catalog_id=None: props[name])
+    table = {"Name": "sales_orders", "Parameters": {"classification": "mysql",
+                                                     "connectionName": "shop",
+                                                     "hashfield": "id"},
+             "StorageDescriptor": {"Location": "sales.orders"}}
+    assert jdbc.is_jdbc_table(table)
+    target, options = jdbc.catalog_target(table, {"hashpartitions": "3"})
+    assert (target.vendor, target.database, target.dbtable) == ("mysql", "sales", "orders")
+    assert options["hashfield"] == "id" and options["hashpartitions"] == "3"
+    table = {"Name": "dw_public_people", "Parameters": {"classification": "postgresql",
+                                                         "connectionName": "dw"},
+             "StorageDescriptor": {"Location": "dw.public.people"}}
+    target, _ = jdbc.catalog_target(table, {})
+    assert (target.database, target.dbtable, target.user) == ("dw", "public.people", "u")
+    assert target.label == "dw" and "p" not in target.url.split("//")[1].split("/")[0]
+    with pytest.raises(jdbc.JdbcError, match="Location"):
+        jdbc.catalog_target({"Name": "x", "Parameters": {"connectionName": "dw"},
+                             "StorageDescriptor": {"Location": "people"}}, {})
+
+
+def test_credentials_in_the_url_and_the_url_never_carries_the_password():
+    target = jdbc.resolve("postgresql", {"url": "jdbc:postgresql://h:1/db?user=a&password=Sekr1t&"
+                                                "sslmode=require", "dbtable": "t"})
+    assert (target.user, target.password) == ("a", "Sekr1t")
+    assert target.url == "jdbc:postgresql://h:1/db" and target.params == {"sslmode": "require"}
+    assert "Sekr1t" not in repr(target)

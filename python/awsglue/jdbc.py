@@ -157,6 +157,11 @@ def resolve(connection_type: str, options: Dict[str, Any], catalog_id: Optional[
         _warn("customJdbcDriverS3Path/customJdbcDriverClassName are ignored: OpenGlue talks to "
               "the database with its own Python driver (psycopg for PostgreSQL, PyMySQL for MySQL)")
     vendor, host, port, db, params = parse_url(url)
+    # credentials given in the URL's parameters (jdbc:...?user=u&password=p) count too
+    user = user or params.pop("user", "")
+    password = password or params.pop("password", "")
+    params.pop("user", None)
+    params.pop("password", None)
     wanted = JDBC_CONNECTION_TYPES.get((connection_type or "").lower(), "")
     if wanted and wanted != vendor:
         raise JdbcError("connection_type {} does not match the URL {} ({})".format(
