@@ -241,8 +241,9 @@ def test_a_frame_column_missing_in_the_table_is_an_error(anydb):
 # Bookmarks (with a stand-in for the running Job: contract section 3)
 
 class FakeJob:
-    def __init__(self, start=None, end=None):
+    def __init__(self, start=None, end=None, option="job-bookmark-enable"):
         self.start, self.end = start, end
+        self.bookmark_option = option
         self.registered = {}
 
     def bookmark_bounds(self, ctx):
@@ -399,3 +400,21 @@ def test_credentials_in_the_url_and_the_url_never_carries_the_password():
     assert (target.user, target.password) == ("a", "Sekr1t")
     assert target.url == "jdbc:postgresql://h:1/db" and target.params == {"sslmode": "require"}
     assert "Sekr1t" not in repr(target)
+
+
+def test_bookmarks_disabled_read_everything_without_needing_keys(anydb, monkeypatch):
+    anydb.execute("DROP TABLE IF EXISTS bm_off")
+    anydb.execute("CREATE TABLE bm_off (v integer)")  # no primary key: fine when disabled
+    anydb.execute("INSERT INTO bm_off VALUES (1), (2)")
+    job = FakeJob(option="job-bookmark-disable")
+    assert _read_ids(monkeypatch, anydb, job, dbtable="bm_off") == [(1,), (2,)]
+    assert job.registered == {}
+
+
+def test_bookmark_pause_window_ending_where_the_ctx_had_no_state_is_empty(anydb, monkeypatch):
+    _numbers(anydb, "bm_empty", n=3)
+    job = FakeJob(start=None, end={}, option="job-bookmark-pause")
+    assert _read_ids(monkeypatch, anydb, job, dbtable="bm_empty") == []
+    job = FakeJob(start=None, end={"type": "jdbc", "keys": ["id"], "sort_order": "asc",
+                                   "high": [2]}, option="job-bookmark-pause")
+    assert [r[0] for r in _read_ids(monkeypatch, anydb, job, dbtable="bm_empty")] == [1, 2]

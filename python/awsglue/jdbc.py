@@ -555,7 +555,10 @@ def read(target: JdbcTarget, options: Dict[str, Any], transformation_ctx: str = 
     if isinstance(keys, str):
         keys = [k.strip() for k in keys.strip("[]").replace('"', "").split(",") if k.strip()]
     keys = list(keys or [])
-    bookmarked = job is not None and bool(transformation_ctx)
+    option = getattr(job, "bookmark_option", "job-bookmark-disable") if job is not None else ""
+    # bookmarks take part only when enabled or paused (disable: read everything, as Glue)
+    bookmarked = bool(transformation_ctx) and job is not None and option in (
+        "job-bookmark-enable", "job-bookmark-pause")
     table_label = target.dbtable or "sampleQuery"
     if bookmarked and not keys:
         if not target.dbtable:
@@ -580,9 +583,15 @@ def read(target: JdbcTarget, options: Dict[str, Any], transformation_ctx: str = 
             c, p = _key_condition(target.vendor, keys, gt_op, low)
             where.append(c)
             params += p
-        if end is not None and _state_matches(end, target.label, table_label, keys, order):
-            upper = list(end["high"])
-        elif end is None:
+        empty_window = False
+        if end is not None:
+            # pause with --job-bookmark-from/--to: the window ends at the mark as of the "to"
+            # run; a ctx without state then ({}) is an empty window.
+            if end and _state_matches(end, target.label, table_label, keys, order):
+                upper = list(end["high"])
+            else:
+                empty_window = True
+        else:
             # The run's upper bound, fixed before the reads so every parallel read agrees.
             cols = ", ".join(_pct(quote_ident(target.vendor, k)) for k in keys)
             direction = "DESC" if order == "asc" else "ASC"
@@ -599,8 +608,8 @@ def read(target: JdbcTarget, options: Dict[str, Any], transformation_ctx: str = 
             c, p = _key_condition(target.vendor, keys, le_op, upper)
             where.append(c)
             params += p
-        elif low is not None:
-            where.append("1 = 0")  # nothing above the high-water mark
+        elif low is not None or empty_window:
+            where.append("1 = 0")  # nothing above the high-water mark / an empty window
     where_sql = " AND ".join("({})".format(w) for w in where)
     parts = _hash_conditions(target, options, _from_clause(select_from, append_mode),
                              where_sql, params)
