@@ -5,7 +5,7 @@ import time
 from typing import Dict, List, Optional
 
 from . import gluetypes as gt
-from ._compat import select_and_register, spark_unavailable
+from ._compat import bookmark_options, select_and_register, spark_unavailable
 from ._embedded import EmbeddedEngine
 from .dynamicframe import DynamicFrame, DynamicFrameReader, DynamicFrameWriter
 
@@ -175,8 +175,7 @@ class GlueContext:
         listing = self._engine.list_files(paths, connection_options)
         listing = select_and_register(transformation_ctx, {
             "type": ctype, "paths": paths, "format": format,
-            "maxBand": connection_options.get("maxBand"),
-            "maxFilesInBand": connection_options.get("maxFilesInBand")}, listing)
+            **bookmark_options(connection_options)}, listing)
         plan = self._engine.read_files(listing, format, dict(format_options or {}),
                                        connection_options)
         return DynamicFrame(plan, self, transformation_ctx or "", transformation_ctx)
@@ -208,7 +207,11 @@ class GlueContext:
             parts.append(([u for u, _, _ in files], dict(values)))
         kept = select_and_register(transformation_ctx, {
             "type": "s3", "database": database, "table": table_name,
-            "paths": [loc for loc, _ in src.paths], "format": src.format}, listing)
+            "location": getattr(src, "location", None),
+            "paths": [loc for loc, _ in src.paths], "format": src.format,
+            "push_down_predicate": push_down_predicate or None,
+            "catalogPartitionPredicate": additional_options.get("catalogPartitionPredicate"),
+            **bookmark_options(additional_options)}, listing)
         if len(kept) != len(listing) or kept != listing:
             keep = {u for u, _, _ in kept}
             parts = [([u for u in files if u in keep], values) for files, values in parts]
