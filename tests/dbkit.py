@@ -192,6 +192,7 @@ class MariaDB(Database):
              "--port=" + str(self.port), "--bind-address=127.0.0.1", "--skip-name-resolve",
              "--pid-file=" + os.path.join(self.root, "mariadb.pid"), "--innodb-flush-log-at-trx-commit=0",
              "--innodb-buffer-pool-size=16M", "--skip-log-bin", "--max-connections=60",
+             "--innodb-flush-method=nosync", "--innodb-doublewrite=0", "--sync-binlog=0",
              "--log-error=" + self.log_path, *user_args],
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         import pymysql
