@@ -418,3 +418,20 @@ def test_bookmark_pause_window_ending_where_the_ctx_had_no_state_is_empty(anydb,
     job = FakeJob(start=None, end={"type": "jdbc", "keys": ["id"], "sort_order": "asc",
                                    "high": [2]}, option="job-bookmark-pause")
     assert [r[0] for r in _read_ids(monkeypatch, anydb, job, dbtable="bm_empty")] == [1, 2]
+
+
+def test_the_running_job_gets_the_new_state_and_read_summary_for_its_commit(anydb, monkeypatch):
+    """With the real awsglue.job.Job (bmrt's bookmark API, contract section 3): what a JDBC read
+    registers is what commit() sends."""
+    monkeypatch.delenv("OPENGLUE_JOB_RUN_ID", raising=False)
+    _numbers(anydb, "bm_real", n=3)
+    job = jobmod.Job()
+    job.init("jdbc_job", {"JOB_NAME": "jdbc_job", "job-bookmark-option": "job-bookmark-enable"})
+    frame = GlueContext().create_dynamic_frame.from_options(
+        anydb.kind, anydb.options(dbtable="bm_real"), transformation_ctx="real_src")
+    assert frame.count() == 3
+    states, reads = job.bookmark_update()
+    assert states["real_src"] == {"type": "jdbc", "connection": anydb.url, "table": "bm_real",
+                                  "keys": ["id"], "sort_order": "asc", "high": [3]}
+    assert reads["real_src"]["type"] == "jdbc" and reads["real_src"]["rows"] == 3
+    assert reads["real_src"]["high"] == [3]
