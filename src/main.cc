@@ -13,10 +13,12 @@
 #include <thread>
 
 #include "api/authorizer.h"
+#include "api/bookmark_operations.h"
 #include "api/http_server.h"
 #include "api/router.h"
 #include "api/run_secrets.h"
 #include "api/service_model.h"
+#include "bookmarks/bookmark_service.h"
 #include "catalog/catalog.h"
 #include "resource/tags.h"
 #include "jobs/job_service.h"
@@ -341,6 +343,8 @@ int Serve(int argc, char** argv) {
   job_options.python = config.python;
   job_options.runtime_path = runtime_path;
   job_options.max_concurrent_runs = config.max_concurrent_runs;
+  // DeleteJob deletes the job's bookmark in its own transaction.
+  job_options.on_delete_job = &bookmarks::BookmarkService::DeleteJobBookmarks;
   api::SigV4Verifier* verifier = (*server)->verifier();
   const api::RunSecrets* secrets = &*run_secrets;
   jobs::RunCredentials run_credentials{
@@ -364,6 +368,13 @@ int Serve(int argc, char** argv) {
                                             &run_output, run_credentials, job_options);
   if (!job_service.ok()) return Fail(job_service.status().message());
   router.RegisterJobs(job_service->get());
+  // Job bookmarks: the state is the bookmarks module's, the jobs and runs it belongs to jobs'.
+  bookmarks::BookmarkOptions bookmark_options;
+  bookmark_options.history_limit = config.bookmark_history_limit;
+  auto bookmark_service = bookmarks::BookmarkService::Make(store->get(), &clock,
+                                                           api::BookmarkJobsView(), bookmark_options);
+  if (!bookmark_service.ok()) return Fail(bookmark_service.status().message());
+  api::RegisterBookmarks(&router, bookmark_service->get(), &authorizer);
   tags.Register("job", [](store::Transaction* txn, const resource::Arn& arn) {
     return jobs::JobExists(txn, arn.resource);
   });
@@ -419,8 +430,12 @@ int ListOperations() {
   for (const auto& [name, method] : catalog::Catalog::Operations()) router.RegisterGlue(name, nullptr);
   for (const auto& [name, method] : jobs::JobService::Operations()) router.RegisterGlue(name, nullptr);
   for (const auto& [name, method] : resource::TagService::Operations()) router.RegisterGlue(name, nullptr);
+  for (const char* name : {"GetJobBookmark", "ResetJobBookmark"}) router.RegisterGlue(name, nullptr);
   for (const std::string& name : (*model)->OperationNames())
     std::cout << name << "\t" << (router.Implements(name) ? "implemented" : "not yet") << "\n";
+  // Not in the model: OpenGlue's own operations (docs/compatibility.md lists them apart).
+  for (const std::string& name : api::BookmarkExtensionOperations())
+    std::cout << name << "\textension\n";
   return 0;
 }
 

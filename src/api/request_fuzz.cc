@@ -1,6 +1,6 @@
 // Fuzz target: the request path behind the HTTP front end. JSON parse -> service-model
 // validation -> handler input decoding -> the real catalog and job services on a temporary
-// SQLite store, through api::Router::Handle, exactly as the server wires them (without HTTP
+// SQLite store (and the bookmark operations), through api::Router::Handle, exactly as the server wires them (without HTTP
 // and without authentication).
 //
 // Input format: the first line is the operation ("CreateTable", or any X-Amz-Target text that
@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 
+#include "api/bookmark_operations.h"
 #include "api/router.h"
 #include "api/service_model.h"
 #include "catalog/catalog.h"
@@ -74,6 +75,7 @@ struct Services {
   SeededRandom random{42};
   NoLauncher launcher;
   std::unique_ptr<jobs::JobService> jobs;
+  std::unique_ptr<bookmarks::BookmarkService> bookmarks;
 };
 
 [[noreturn]] void Die(const std::string& what) {
@@ -112,6 +114,7 @@ Services* Setup() {
   jobs::JobServiceOptions options;
   options.data_dir = s->dir;
   options.endpoint = "http://127.0.0.1:1";
+  options.on_delete_job = &bookmarks::BookmarkService::DeleteJobBookmarks;
   jobs::RunCredentials credentials{
       [](const jobs::RunGrant& grant) { return "fuzz-secret-" + grant.access_key_id; },
       [](const std::string&) {}};
@@ -124,6 +127,11 @@ Services* Setup() {
     return jobs::JobExists(txn, arn.resource);
   });
   s->router->RegisterLogs(s->logs.get());
+  auto bookmark_service = bookmarks::BookmarkService::Make(s->store.get(), &s->clock,
+                                                           api::BookmarkJobsView());
+  if (!bookmark_service.ok()) Die(bookmark_service.status().message());
+  s->bookmarks = std::move(*bookmark_service);
+  api::RegisterBookmarks(s->router.get(), s->bookmarks.get(), nullptr);
   return s;
 }
 

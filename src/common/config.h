@@ -54,6 +54,7 @@ struct ServerConfig {
   std::string python;
   std::string runtime_path;
   int max_concurrent_runs = 0;
+  int bookmark_history_limit = 0;
   int log_retention_days = 0;
   // Metadata store (SQLite): the most reader connections open at once (0 = 2 x cores, at least
   // 4) and how long an idle one is kept before it is closed.
