@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 
 #include "catalog/catalog.h"
 #include "catalog/catalog_util.h"
@@ -148,7 +149,9 @@ class ConnectionsTest : public TempDir {
                   {"PASSWORD", kPassword}}}};
   }
   Status Create(const Json& input) {
-    return catalog_->CreateConnection(Json{{"ConnectionInput", input}}).status();
+    Status st = catalog_->CreateConnection(Json{{"ConnectionInput", input}}).status();
+    if (!st.ok()) std::cerr << "CreateConnection: " << st.ToString() << "\n";
+    return st;
   }
   Result<Json> Get(const std::string& name, bool hide) {
     OG_ASSIGN_OR_RETURN(Json r, catalog_->GetConnection(Json{{"Name", name}, {"HidePassword", hide}}));
