@@ -119,7 +119,8 @@ Result<Json> Catalog::ConnectionFromInput(const Json& input, const std::string& 
     connection["AuthenticationConfiguration"] = AuthenticationFromInput(input["AuthenticationConfiguration"]);
   Json properties = Json::object();
   Json sealed = Json::object();
-  for (const auto& [key, value] : resource::GetObject(input, "ConnectionProperties").items()) {
+  const Json input_properties = resource::GetObject(input, "ConnectionProperties");
+  for (const auto& [key, value] : input_properties.items()) {
     if (!value.is_string()) return Status::InvalidInput("ConnectionProperties values must be strings");
     if (!IsSecretConnectionProperty(key)) {
       properties[key] = value;

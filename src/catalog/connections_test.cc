@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 
 #include "catalog/catalog.h"
 #include "catalog/catalog_util.h"
@@ -148,7 +149,9 @@ class ConnectionsTest : public TempDir {
                   {"PASSWORD", kPassword}}}};
   }
   Status Create(const Json& input) {
-    return catalog_->CreateConnection(Json{{"ConnectionInput", input}}).status();
+    Status st = catalog_->CreateConnection(Json{{"ConnectionInput", input}}).status();
+    if (!st.ok()) std::cerr << "CreateConnection: " << st.ToString() << "\n";
+    return st;
   }
   Result<Json> Get(const std::string& name, bool hide) {
     OG_ASSIGN_OR_RETURN(Json r, catalog_->GetConnection(Json{{"Name", name}, {"HidePassword", hide}}));
@@ -287,6 +290,13 @@ TEST_F(ConnectionsTest, GetConnectionsFiltersAndPages) {
   EXPECT_EQ(names({{"Filter", {{"MatchCriteria", {"b"}}}}}), (V{"c1", "c3"}));
   EXPECT_EQ(names({{"Filter", {{"MatchCriteria", {"a", "b"}}, {"ConnectionType", "JDBC"}}}}), (V{"c1"}));
   EXPECT_EQ(names({{"Filter", {{"MatchCriteria", {"zzz"}}}}}), V{});
+  Json v2 = Input("c4");
+  v2["SparkProperties"] = {{"k", "v"}};
+  ASSERT_TRUE(Create(v2).ok());
+  EXPECT_EQ((*Get("c4", true))["ConnectionSchemaVersion"], 2);
+  EXPECT_EQ((*Get("c1", true))["ConnectionSchemaVersion"], 1);
+  EXPECT_EQ(names({{"Filter", {{"ConnectionSchemaVersion", 2}}}}), V{"c4"});
+  ASSERT_TRUE(catalog_->DeleteConnection({{"ConnectionName", "c4"}}).ok());
 
   auto first = catalog_->GetConnections({{"MaxResults", 2}, {"HidePassword", true}});
   ASSERT_TRUE(first.ok());
