@@ -20,7 +20,7 @@ from awsglue.context import GlueContext
 from awsglue.dynamicframe import DynamicFrame
 from awsglue.job import Job
 
-args = getResolvedOptions(sys.argv, ["JOB_NAME", "spec"])
+args = getResolvedOptions(sys.argv, ["JOB_NAME", "spec", "job-bookmark-option"])
 spec = json.loads(args["spec"])
 gc = GlueContext()
 job = Job(gc)
@@ -213,9 +213,16 @@ def test_9_new_rows_above_the_high_water_mark_are_read_once(kit, glue, anydb, tm
     assert out["reads"]["ev"] == []  # nothing new: read once
     state = json.loads(glue.get_job_bookmark(JobName=job)["JobBookmarkEntry"]["JobBookmark"])
     assert state["events_src"]["high"] == [7] and state["events_src"]["keys"] == ["id"]
+    # pause reads from the mark without moving it; enable then reads the same rows once
+    anydb.execute(f"INSERT INTO {table} VALUES (8, 'p8', 80)")
+    for option, ids in (("job-bookmark-pause", [8]), ("job-bookmark-pause", [8]),
+                        ("job-bookmark-enable", [8]), ("job-bookmark-enable", [])):
+        _, out = run_spec(kit, tmp_path, spec, job=job,
+                          arguments={"--job-bookmark-option": option})
+        assert [r["id"] for r in out["reads"]["ev"]] == ids, option
     # bookmarks disabled (the default): everything again
     _, out = run_spec(kit, tmp_path, spec, job=job)
-    assert len(out["reads"]["ev"]) == 7
+    assert len(out["reads"]["ev"]) == 8
 
 
 def test_9_a_non_monotonic_key_skips_exactly_the_rows_glue_skips(kit, glue, anydb, tmp_path):
