@@ -198,9 +198,34 @@ int Serve(int argc, char** argv) {
   store_options.reader_idle = std::chrono::seconds(config.store_reader_idle_seconds);
   auto store = store::SqliteStore::Make(config.data_dir + "/catalog.db", store_options);
   if (!store.ok()) return Fail(store.status().message());
+  // The key that seals connection passwords: a configured file must exist; the default one is
+  // made on first start, unless the store already holds passwords sealed with a lost key.
+  std::unique_ptr<catalog::ConnectionCipher> connection_cipher;
+  bool new_connection_key = false;
+  std::string connection_key_path = config.connection_key_file.empty()
+                                        ? config.data_dir + "/connection.key"
+                                        : config.connection_key_file;
+  if (!config.connection_key_file.empty() || std::filesystem::exists(connection_key_path, ec)) {
+    // An older default key file may have been made with looser permissions: tighten them.
+    if (config.connection_key_file.empty()) chmod(connection_key_path.c_str(), 0600);
+    auto loaded = catalog::ConnectionCipher::FromFile(connection_key_path);
+    if (!loaded.ok()) return Fail(loaded.status().message());
+    connection_cipher = std::move(*loaded);
+  } else {
+    connection_cipher = catalog::ConnectionCipher::Generate(&random);
+    new_connection_key = true;
+  }
   catalog::CatalogOptions catalog_options{config.account_id, config.region};
+  catalog_options.connection_cipher = connection_cipher.get();
+  catalog_options.random = &random;
   auto catalog = catalog::Catalog::Make(store->get(), &clock, catalog_options);
   if (!catalog.ok()) return Fail(catalog.status().message());
+  if (!(st = (*catalog)->CheckConnectionKey(connection_cipher.get())).ok())
+    return Fail(st.message() + (new_connection_key ? " (the connection key file " + connection_key_path +
+                                                         " is missing)"
+                                                   : " (key file " + connection_key_path + ")"));
+  if (new_connection_key && !(st = connection_cipher->Save(connection_key_path)).ok())
+    return Fail(st.message());
   // One tag store for every service: each registers the ARN types it resolves.
   resource::TagService tags(store->get(), config.region);
   catalog::RegisterTaggableResources(&tags);

@@ -65,6 +65,8 @@ struct Services {
   std::string dir;
   FakeClock clock{1773480413000};
   std::unique_ptr<store::SqliteStore> store;
+  std::unique_ptr<catalog::ConnectionCipher> connection_cipher;
+  SeededRandom connection_random{7};
   std::unique_ptr<catalog::Catalog> catalog;
   std::unique_ptr<resource::TagService> tags;
   std::unique_ptr<api::ServiceModel> model;
@@ -91,7 +93,13 @@ Services* Setup() {
   auto store = store::SqliteStore::Make(s->dir + "/catalog.db");
   if (!store.ok()) Die(store.status().message());
   s->store = std::move(*store);
-  auto catalog = catalog::Catalog::Make(s->store.get(), &s->clock, catalog::CatalogOptions{});
+  auto cipher = catalog::ConnectionCipher::FromKey(std::string(catalog::ConnectionCipher::kKeyBytes, 'k'));
+  if (!cipher.ok()) Die(cipher.status().message());
+  s->connection_cipher = std::move(*cipher);
+  catalog::CatalogOptions catalog_options;
+  catalog_options.connection_cipher = s->connection_cipher.get();
+  catalog_options.random = &s->connection_random;
+  auto catalog = catalog::Catalog::Make(s->store.get(), &s->clock, catalog_options);
   if (!catalog.ok()) Die(catalog.status().message());
   s->catalog = std::move(*catalog);
   s->tags = std::make_unique<resource::TagService>(s->store.get(), "us-east-1");

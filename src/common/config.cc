@@ -238,6 +238,10 @@ const std::vector<ConfigKey>& Table() {
     {"server_key", "KEY", nullptr,
      "key run secrets are derived from, 32+ characters\n"
      "[default: <data_dir>/server.key, made on first start]", SetServerKey, kSecret},
+    {"connection_key_file", "FILE", nullptr,
+     "32-byte key file that encrypts connection passwords at rest (must exist)\n"
+     "[default: <data_dir>/connection.key, made on first start]",
+     SetString<&S::connection_key_file>},
   };
   return kConfigKeys;
 }
