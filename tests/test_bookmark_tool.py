@@ -15,6 +15,7 @@ import uuid
 import pytest
 
 from conftest import BIN
+from dbkit import pg  # noqa: F401
 from jobkit import kit, unique  # noqa: F401
 from test_s3_api import s3_server
 
@@ -45,6 +46,29 @@ READER = """
     names = sorted(table.column("name").to_pylist()) if "name" in table.column_names else []
     with open(args["out"], "w") as f:
         json.dump(names, f)
+    job.commit()
+"""
+
+
+# Reads a PostgreSQL table through a Glue connection with transformation_ctx "pg_src" (keys: the
+# primary key) and writes the ids it got to --out.
+JDBC_READER = """
+    import json
+    import sys
+    from awsglue.context import GlueContext
+    from awsglue.job import Job
+    from awsglue.utils import getResolvedOptions
+
+    args = getResolvedOptions(sys.argv, ["JOB_NAME", "connection", "table", "out"])
+    glue_context = GlueContext()
+    job = Job(glue_context)
+    job.init(args["JOB_NAME"], args)
+    frame = glue_context.create_dynamic_frame.from_options(
+        connection_type="postgresql",
+        connection_options={"connectionName": args["connection"], "dbtable": args["table"]},
+        transformation_ctx="pg_src")
+    with open(args["out"], "w") as f:
+        json.dump(sorted(r["id"] for r in frame.to_arrow().to_pylist()), f)
     job.commit()
 """
 
@@ -268,3 +292,39 @@ def test_an_unreachable_server_is_a_clear_error(cli_env):
                             env=cli_env, timeout=120)
     assert result.returncode == 1
     assert "cannot reach the server at http://127.0.0.1:1" in result.stderr
+
+
+def test_plan_of_a_jdbc_source_counts_the_rows_above_the_mark(kit, glue, pg, tool, tmp_path):
+    table = unique("events")
+    pg.execute(f"CREATE TABLE {table} (id integer PRIMARY KEY, v varchar(10))")
+    pg.execute(f"INSERT INTO {table} VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+    connection = unique("pgconn")
+    glue.create_connection(ConnectionInput={
+        "Name": connection, "ConnectionType": "JDBC", "ConnectionProperties": {
+            "JDBC_CONNECTION_URL": pg.url, "USERNAME": pg.user, "PASSWORD": pg.password}})
+    try:
+        job = kit.job(JDBC_READER, DefaultArguments={
+            "--job-bookmark-option": "job-bookmark-enable", "--connection": connection,
+            "--table": table})
+        run1, read1 = run_reader(kit, job, tmp_path / "run1.json")
+        assert read1 == [1, 2, 3]
+        plan = tool("plan", job, "--json").json["Sources"]
+        assert set(plan) == {"pg_src"}
+        plan_jdbc = plan["pg_src"]
+        assert plan_jdbc["type"] == "jdbc" and plan_jdbc["keys"] == ["id"]
+        assert plan_jdbc["after"] == [3] and plan_jdbc["rows"] == 0
+        pg.execute(f"INSERT INTO {table} VALUES (4, 'd'), (5, 'e')")
+        plan_jdbc = tool("plan", job, "--json").json["Sources"]["pg_src"]
+        assert plan_jdbc["rows"] == 2
+        assert "[\"id\"] > [3]; 2 rows" in tool("plan", job).stdout
+        run2, read2 = run_reader(kit, job, tmp_path / "run2.json")
+        assert read2 == [4, 5] and len(read2) == plan_jdbc["rows"]
+        # history shows the rows each run read and the mark it left.
+        commits = tool("history", job, "--json").json["History"]
+        assert [h["Reads"]["pg_src"]["rows"] for h in commits] == [3, 2]
+        assert commits[-1]["State"]["pg_src"]["high"] == [5]
+        # The password never appears in the tool's output.
+        for command in (("show", job), ("history", job), ("plan", job, "--json")):
+            assert pg.password not in tool(*command).stdout
+    finally:
+        glue.delete_connection(ConnectionName=connection)

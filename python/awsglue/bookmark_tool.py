@@ -243,7 +243,7 @@ def describe_state(state: Dict[str, Any]) -> List[str]:
     kind = state.get("type", "?")
     if kind == "jdbc":
         return [f"table {state.get('table')} via {state.get('connection') or '-'}; keys "
-                f"{state.get('keys')} {state.get('sort_order', 'asc')}; high-water "
+                f"{json.dumps(state.get('keys'))} {state.get('sort_order', 'asc')}; high-water "
                 f"{json.dumps(state.get('high'))}"]
     where = ", ".join(str(p) for p in state.get("paths", []) or [])
     extra = ""
@@ -764,7 +764,7 @@ def cmd_plan(server: Server, args: argparse.Namespace) -> int:
         note = "" if plan["in_current_state"] else " (not in the current state: read in full)"
         if plan["type"] == "jdbc":
             after = plan.get("after")
-            rng = (f"{plan['keys']} {'>' if plan['sort_order'] == 'asc' else '<'} "
+            rng = (f"{json.dumps(plan['keys'])} {'>' if plan['sort_order'] == 'asc' else '<'} "
                    f"{json.dumps(after)}" if after is not None else "every row")
             count = (f"{plan['rows']} rows" if "rows" in plan
                      else f"row count unknown ({plan.get('count_error', 'not asked')})")

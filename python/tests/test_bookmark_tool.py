@@ -86,7 +86,7 @@ def test_descriptions_of_states_and_reads():
     jdbc = {"type": "jdbc", "connection": "pg", "table": "public.orders", "keys": ["id"],
             "sort_order": "asc", "high": [42]}
     assert tool.describe_state(jdbc) == [
-        "table public.orders via pg; keys ['id'] asc; high-water [42]"]
+        "table public.orders via pg; keys [\"id\"] asc; high-water [42]"]
     assert tool.describe_reads({"type": "jdbc", "rows": 1, "high": [42]}) == "1 row, high [42]"
     text = tool.describe_reads({"type": "s3", "objects": 2, "bytes": 2048,
                                 "floor": 1764566100000, "first": ["s3://b/1", "s3://b/2"]})
