@@ -328,3 +328,52 @@ def test_plan_of_a_jdbc_source_counts_the_rows_above_the_mark(kit, glue, pg, too
             assert pg.password not in tool(*command).stdout
     finally:
         glue.delete_connection(ConnectionName=connection)
+
+
+# The same reader through the Data Catalog: from_catalog on a JSON table over the store.
+CATALOG_READER = """
+    import json
+    import sys
+    from awsglue.context import GlueContext
+    from awsglue.job import Job
+    from awsglue.utils import getResolvedOptions
+
+    args = getResolvedOptions(sys.argv, ["JOB_NAME", "database", "out"])
+    glue_context = GlueContext()
+    job = Job(glue_context)
+    job.init(args["JOB_NAME"], args)
+    frame = glue_context.create_dynamic_frame.from_catalog(
+        database=args["database"], table_name="events", transformation_ctx="src")
+    table = frame.to_arrow()
+    names = sorted(table.column("name").to_pylist()) if "name" in table.column_names else []
+    with open(args["out"], "w") as f:
+        json.dump(names, f)
+    job.commit()
+"""
+
+
+def test_plan_of_a_catalog_source_resolves_the_table(kit, glue, server, tool, tmp_path):
+    store = Store("s3", server, tmp_path)
+    for name in ("k1", "k2"):
+        store.put(name)
+    database = unique("bmcat")
+    glue.create_database(DatabaseInput={"Name": database})
+    glue.create_table(DatabaseName=database, TableInput={
+        "Name": "events", "Parameters": {"classification": "json"},
+        "StorageDescriptor": {
+            "Columns": [{"Name": "name", "Type": "string"}], "Location": store.path,
+            "SerdeInfo": {"SerializationLibrary": "org.openx.data.jsonserde.JsonSerDe"}}})
+    try:
+        job = kit.job(CATALOG_READER, DefaultArguments={
+            "--job-bookmark-option": "job-bookmark-enable", "--database": database})
+        _, read1 = run_reader(kit, job, tmp_path / "run1.json")
+        assert read1 == ["k1", "k2"]
+        store.put("k3")
+        predicted = plan_objects(tool, job, "--data-dir", server.data_dir)
+        assert predicted["table"] == f"{database}.events"
+        assert names(predicted["objects"]) == ["k3"]
+        _, read2 = run_reader(kit, job, tmp_path / "run2.json")
+        assert read2 == names(predicted["objects"])
+    finally:
+        glue.delete_table(DatabaseName=database, Name="events")
+        glue.delete_database(Name=database)
