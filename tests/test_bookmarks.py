@@ -324,8 +324,8 @@ def test_7_reset_reprocesses_everything_and_reset_to_a_run_rewinds_to_it(
     r2, read = job.run()
     assert read == {"src": ["b1"]}
     entry = glue.reset_job_bookmark(JobName=job.name)["JobBookmarkEntry"]
-    assert entry["Version"] == 3
-    assert json.loads(job.entry()["JobBookmark"]) == {}
+    assert entry["Version"] == 3 and json.loads(entry["JobBookmark"]) == {}
+    assert job.entry() is None  # reset to nothing: no bookmark until the next commit
     data.put("c.json", rows("c1"))
     r3, read = job.run()
     assert read == {"src": ["a1", "b1", "c1"]}
@@ -389,3 +389,65 @@ def test_10_a_retried_attempt_starts_from_the_same_state_as_the_failed_one(
     assert run["Attempt"] == 1
     assert job.report(retry_id) == {"src": ["b1"]}  # the same input as the failed attempt
     check_entry(job.entry(), 2, 2, retry_id, previous=r1, attempt=1)
+
+
+# 2, from_catalog --------------------------------------------------------------------------------
+
+CATALOG_SCRIPT = """
+    import json
+    import os
+    import sys
+    from awsglue.context import GlueContext
+    from awsglue.job import Job
+    from awsglue.utils import getResolvedOptions
+    from pyspark.context import SparkContext
+
+    args = getResolvedOptions(sys.argv, ["JOB_NAME", "JOB_RUN_ID", "database", "out"])
+    glue = GlueContext(SparkContext.getOrCreate())
+    job = Job(glue)
+    job.init(args["JOB_NAME"], args)
+    frame = glue.create_dynamic_frame.from_catalog(
+        database=args["database"], table_name="events", transformation_ctx="events")
+    read = sorted((str(r["id"]), str(r["day"])) for r in frame.to_arrow().to_pylist())
+    with open(os.path.join(args["out"], args["JOB_RUN_ID"] + ".json"), "w") as f:
+        json.dump({"events": read}, f)
+    job.commit()
+"""
+
+
+def test_2_from_catalog_with_enable_reads_only_new_files_of_the_table(
+        kit, glue, server, tmp_path):
+    bucket = "cat-" + uuid.uuid4().hex[:10]
+    s3 = server.s3()
+    s3.create_bucket(Bucket=bucket)
+    s3.put_object(Bucket=bucket, Key="events/day=1/a.csv", Body=b"id\na1\na2\n")
+    db = unique("bm")
+    glue.create_database(DatabaseInput={"Name": db})
+    glue.create_table(DatabaseName=db, TableInput={
+        "Name": "events", "Parameters": {"classification": "csv", "skip.header.line.count": "1"},
+        "PartitionKeys": [{"Name": "day", "Type": "string"}],
+        "StorageDescriptor": {
+            "Columns": [{"Name": "id", "Type": "string"}],
+            "Location": f"s3://{bucket}/events/",
+            "SerdeInfo": {"SerializationLibrary": "org.apache.hadoop.hive.serde2.OpenCSVSerde"}}})
+    glue.create_partition(DatabaseName=db, TableName="events", PartitionInput={
+        "Values": ["1"], "StorageDescriptor": {"Location": f"s3://{bucket}/events/day=1/"}})
+    job = kit.job(CATALOG_SCRIPT, DefaultArguments={**ENABLE, "--database": db,
+                                                    "--out": str(tmp_path)})
+
+    def run():
+        run = kit.run(job, timeout=120)
+        assert run["JobRunState"] == "SUCCEEDED", run.get("ErrorMessage")
+        with open(os.path.join(str(tmp_path), run["Id"] + ".json")) as f:
+            return [tuple(r) for r in json.load(f)["events"]]
+
+    assert run() == [("a1", "1"), ("a2", "1")]
+    s3.put_object(Bucket=bucket, Key="events/day=1/b.csv", Body=b"id\nb1\n")
+    s3.put_object(Bucket=bucket, Key="events/day=2/c.csv", Body=b"id\nc1\n")
+    glue.create_partition(DatabaseName=db, TableName="events", PartitionInput={
+        "Values": ["2"], "StorageDescriptor": {"Location": f"s3://{bucket}/events/day=2/"}})
+    assert run() == [("b1", "1"), ("c1", "2")]
+    assert run() == []
+    state = json.loads(glue.get_job_bookmark(JobName=job)["JobBookmarkEntry"]["JobBookmark"])
+    assert state["events"]["database"] == db and state["events"]["table"] == "events"
+    assert "paths" not in state["events"]  # the table, not its partitions' folders

@@ -103,6 +103,20 @@ deleted and re-created with the same mtime (in the same millisecond) is the same
 A `None` or `{}` start state means nothing is done (a first run reads everything listed up to
 its horizon). Unknown keys are kept as they are.
 
+## For tools (`openglue bookmarks plan`)
+
+What the next run of a ctx reads is `s3_select(listing, state, now_ms=<the run's start>,
+**source_options(state.get("options")))` where `listing` is the engine's `list_files(paths,
+{recurse, exclusions from state["options"]})` of `state["paths"]` (from_options), or of the
+table's partitions (from_catalog: `state["database"]`, `state["table"]`, `state["location"]`,
+`state["push_down_predicate"]`, `state["catalogPartitionPredicate"]` resolved with
+`awsglue.catalog.resolve_source`). A plan made at time P with `now_ms=P` predicts exactly what a
+run starting at P would read; objects landing (or whose mtime falls) between P and the run's start
+are read too by the run. Listing `s3://` must give the same mtimes as a run's listing (the
+embedded store's files, millisecond times; the S3 API rounds LastModified to seconds). The
+options recorded are the source's own (strings as the script gave them, e.g. "5");
+`source_options` parses them. `is_done(state, uri, mtime)` answers for one version.
+
 ## Read summaries (OpenGlueCommitJobBookmark's `Reads`)
 
 `reads_summary(selected, new_state)`: `{"type": "s3", "objects": n, "bytes": n, "high": horizon,

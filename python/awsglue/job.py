@@ -35,6 +35,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from awsglue import bookmarks
 from awsglue.utils import (BOOKMARK_CHOICES, BOOKMARK_DISABLE, BOOKMARK_ENABLE, BOOKMARK_FROM,
                            BOOKMARK_OPTION, BOOKMARK_PAUSE, BOOKMARK_TO, GlueArgumentError)
+from awsglue.utils import _parse as _parse_args
 
 # The file commit() writes in the run's working folder (a job run's current directory).
 STATE_FILE = "openglue-job.json"
@@ -89,6 +90,13 @@ class Job:
         if not job_name:
             raise ValueError("Job.init() needs the job's name (args['JOB_NAME'])")
         args = dict(args or {})
+        # Scripts pass getResolvedOptions(sys.argv, ["JOB_NAME"]), which holds only what they
+        # asked for: as in Glue, the bookmark options come from the run's command line too.
+        if BOOKMARK_OPTION not in args:
+            command_line = _parse_args(sys.argv)
+            for key in (BOOKMARK_OPTION, BOOKMARK_FROM, BOOKMARK_TO):
+                if key not in args and command_line.get(key) is not None:
+                    args[key] = command_line[key]
         option = args.get(BOOKMARK_OPTION, BOOKMARK_DISABLE)
         if option not in BOOKMARK_CHOICES:
             raise GlueArgumentError(

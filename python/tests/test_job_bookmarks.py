@@ -324,3 +324,43 @@ def test_from_catalog_reads_only_new_files_and_keeps_the_table_in_the_state(
     _write(str(engine / "bkt" / "t" / "day=2"), "c.json", "json", 3, time.time() - 1)
     assert run() == [(3, "2")]
     assert run() == []
+
+
+def test_the_bookmark_option_comes_from_the_command_line_when_args_lack_it(
+        service, in_run, monkeypatch):
+    """Glue scripts pass getResolvedOptions(sys.argv, ["JOB_NAME"]): the option is not in args."""
+    monkeypatch.setattr("sys.argv", ["script.py", "--JOB_NAME", "orders",
+                                     "--job-bookmark-option", "job-bookmark-enable"])
+    job = Job()
+    job.init("orders", {"JOB_NAME": "orders"})
+    assert job.bookmark_option == "job-bookmark-enable"
+    assert service.gets == [("orders", None)]
+    monkeypatch.setattr("sys.argv", ["script.py", "--job-bookmark-option=job-bookmark-pause",
+                                     "--job-bookmark-from", "jr_a", "--job-bookmark-to", "jr_b"])
+    service.states.update({"jr_a": {}, "jr_b": {}})
+    job = Job()
+    job.init("orders", {"JOB_NAME": "orders"})
+    assert job.bookmark_option == "job-bookmark-pause"
+    assert service.gets[-2:] == [("orders", "jr_a"), ("orders", "jr_b")]
+    # What the script passes wins.
+    job = Job()
+    job.init("orders", {"JOB_NAME": "orders", "job-bookmark-option": "job-bookmark-disable"})
+    assert job.bookmark_option == "job-bookmark-disable"
+
+
+def test_a_run_with_nothing_new_writes_nothing_even_partitioned(service, in_run, engine,
+                                                                 tmp_path):
+    import time
+    _write(str(engine / "bkt" / "in"), "a.json", "json", 1, time.time() - 3600)
+    ctx = GlueContext(object())
+    for expected in (1, 0):
+        job = start("job-bookmark-enable")
+        frame = ctx.create_dynamic_frame.from_options(
+            "s3", {"paths": ["s3://bkt/in/"]}, "json", transformation_ctx="src")
+        written = ctx.write_dynamic_frame.from_options(
+            frame=frame, connection_type="s3",
+            connection_options={"path": str(tmp_path / "out"), "partitionKeys": ["id"]},
+            format="json")
+        assert len(ctx.written[str(tmp_path / "out")]) == expected
+        job.commit()
+        service.states[None] = service.commits[-1][2]

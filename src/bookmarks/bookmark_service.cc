@@ -178,8 +178,14 @@ Result<Json> BookmarkService::StateAsOfRun(store::Transaction* txn, const std::s
     if (!t.is_object() || !t.contains("t") || !t["t"].is_number()) continue;
     if (t["t"].get<double>() <= run->started_on) chosen = row.key;
   }
-  if (chosen.empty())
+  if (chosen.empty()) {
+    // Before every row kept: nothing had been committed then, unless older rows were dropped.
+    if (!times.empty() && times.front().key != store::MakeKey({job, Pad(1)}))
+      return Status::EntityNotFound("The bookmark state of job " + Quote(job) + " as of run " +
+                                    run_id + " is no longer kept (the history keeps the last " +
+                                    std::to_string(options_.history_limit) + " updates)");
     return Json{{"JobName", job}, {"Version", 0}, {"Run", 0}, {"Attempt", 0}, {"JobBookmark", "{}"}};
+  }
   OG_ASSIGN_OR_RETURN(auto row, txn->Get(kHistory, chosen));
   if (!row) return Status::Internal("The bookmark history of job " + Quote(job) + " is incomplete.");
   OG_ASSIGN_OR_RETURN(Json doc, ParseStored(row, "bookmark history of job " + Quote(job)));
@@ -388,6 +394,9 @@ Result<Json> BookmarkService::GetJobBookmarkHistory(const Json& request, const C
     if (!doc.is_object())
       return Status::Internal("The stored bookmark history of job " + Quote(job) +
                               " cannot be read.");
+    // As in JobBookmarkEntry, a run id that is not there yet is absent, not "".
+    for (const char* member : {"RunId", "PreviousRunId"})
+      if (doc.contains(member) && GetString(doc, member).empty()) doc.erase(member);
     entries.push_back(std::move(doc));
   }
   Json response{{"History", std::move(entries)}};

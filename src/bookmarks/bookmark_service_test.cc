@@ -212,6 +212,8 @@ TEST_F(BookmarkServiceTest, HistoryIsOrderedAndPaged) {
     EXPECT_EQ(all[i]["Version"], i + 1);
     EXPECT_EQ(all[i]["Action"], "COMMIT");
     EXPECT_EQ(all[i]["RunId"], "jr_" + std::to_string(i + 1));
+    if (i == 0) EXPECT_FALSE(all[i].contains("PreviousRunId"));
+    else EXPECT_EQ(all[i]["PreviousRunId"], "jr_" + std::to_string(i));
     EXPECT_EQ(all[i]["Reads"]["a"]["objects"], i + 1);
     EXPECT_TRUE(all[i]["CommittedOn"].is_number());
     EXPECT_EQ(ParseJson(all[i]["JobBookmark"].get<std::string>())["a"]["high"], i + 1);
@@ -236,6 +238,7 @@ TEST_F(BookmarkServiceTest, HistoryIsOrderedAndPaged) {
 TEST_F(BookmarkServiceTest, HistoryIsBounded) {
   history_limit_ = 3;
   Open();
+  AddRun("jr_early");  // commits nothing; started before all of them
   for (int i = 1; i <= 5; ++i) {
     std::string id = "jr_" + std::to_string(i);
     AddRun(id);
@@ -248,6 +251,10 @@ TEST_F(BookmarkServiceTest, HistoryIsBounded) {
   EXPECT_EQ(pruned.status().code(), StatusCode::kEntityNotFound);
   EXPECT_NE(pruned.status().message().find("no longer kept"), std::string::npos);
   EXPECT_EQ(State(Get("orders", "jr_4"))["a"]["high"], 4);
+  // The state a run that committed nothing started from is gone with the rows before it.
+  auto early = Get("orders", "jr_early");
+  EXPECT_EQ(early.status().code(), StatusCode::kEntityNotFound);
+  EXPECT_NE(early.status().message().find("no longer kept"), std::string::npos);
 }
 
 TEST_F(BookmarkServiceTest, RefusalsChangeNothing) {
