@@ -31,7 +31,6 @@ enum class StatusCode {
   kIncompleteSignature,
   kInvalidSignature,
   kUnrecognizedClient,
-  kEncryption,             // a stored secret cannot be sealed or opened (GlueEncryptionException)
   kInternal,
 };
 
