@@ -176,6 +176,7 @@ void ExpandBraces(const std::string& p, std::vector<std::string>* out) {
 }  // namespace
 
 bool GlobMatches(std::string_view pattern, std::string_view uri) {
+  if (pattern.size() > kMaxGlobLength) return false;
   std::vector<std::string> alternatives;
   ExpandBraces(std::string(pattern), &alternatives);
   for (const auto& alt : alternatives) {

@@ -45,7 +45,10 @@ Result<std::vector<ListedFile>> ListFiles(const std::vector<std::string>& paths,
                                           const Options& options,
                                           const storage::StorageOptions& storage);
 
-// True when `uri` matches the Glue glob `pattern` (exposed for tests).
+// True when `uri` matches the Glue glob `pattern`: `**` any characters, `*` any characters but
+// '/', `?` one character but '/', `[abc]`/`[!a-z]` a class, `{a,b}` alternatives, `\` escapes.
+// Time is polynomial in the pattern and uri; a pattern longer than kMaxGlobLength matches nothing.
+inline constexpr size_t kMaxGlobLength = 4096;
 bool GlobMatches(std::string_view pattern, std::string_view uri);
 
 enum class Format { kCsv, kJson, kParquet, kOrc };

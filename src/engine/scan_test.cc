@@ -278,8 +278,18 @@ TEST(GlobTest, GlueGlobs) {
   EXPECT_TRUE(GlobMatches("**.{csv,json}", "s3://b/x.json"));
   EXPECT_TRUE(GlobMatches("s3://b/[a-c]?.txt", "s3://b/b1.txt"));
   EXPECT_FALSE(GlobMatches("s3://b/[!a-c]?.txt", "s3://b/b1.txt"));
-  // Polynomial on hostile patterns.
+  EXPECT_TRUE(GlobMatches("**.txt", "s3://b/a/b/c.txt"));
+  EXPECT_TRUE(GlobMatches("s3://b/**/x.csv", "s3://b/d/e/x.csv"));
+  EXPECT_TRUE(GlobMatches("s3://b/{a,b}/?.json", "s3://b/b/1.json"));
+  EXPECT_FALSE(GlobMatches("s3://b/{a,b}/?.json", "s3://b/c/1.json"));
+  EXPECT_TRUE(GlobMatches("s3://b/[0-9]*", "s3://b/7z"));
+  EXPECT_FALSE(GlobMatches("s3://b/[!0-9]*", "s3://b/7z"));
+  EXPECT_TRUE(GlobMatches("s3://b/\\*.csv", "s3://b/*.csv"));
+  EXPECT_FALSE(GlobMatches("s3://b/\\*.csv", "s3://b/x.csv"));
+  EXPECT_FALSE(GlobMatches(std::string(kMaxGlobLength + 1, '*'), "x"));
+  // Polynomial on hostile patterns (a backtracking matcher takes hours on these).
   EXPECT_FALSE(GlobMatches(std::string(200, '*') + "x", std::string(5000, 'a')));
+  EXPECT_FALSE(GlobMatches("*a*a*a*a*a*a*a*a*b", std::string(60, 'a')));
 }
 
 TEST_F(ScanTest, ManyBatchesStayInOrderAcrossThreads) {

@@ -27,6 +27,7 @@
 #include "common/strings.h"
 #include "common/thread_annotations.h"
 #include "engine/glue_cast.h"
+#include "engine/scan.h"
 
 namespace openglue::engine {
 namespace {
@@ -923,97 +924,7 @@ Result<std::vector<std::string>> WriteImpl(const std::shared_ptr<arrow::RecordBa
   return writer.WrittenUris();
 }
 
-bool MatchClass(std::string_view pattern, size_t* p, char c) {
-  // pattern[*p] == '['
-  size_t i = *p + 1;
-  bool negate = i < pattern.size() && (pattern[i] == '!' || pattern[i] == '^');
-  if (negate) ++i;
-  bool matched = false;
-  bool first = true;
-  while (i < pattern.size() && (first || pattern[i] != ']')) {
-    first = false;
-    char lo = pattern[i];
-    if (lo == '\\' && i + 1 < pattern.size()) lo = pattern[++i];
-    char hi = lo;
-    if (i + 2 < pattern.size() && pattern[i + 1] == '-' && pattern[i + 2] != ']') {
-      hi = pattern[i + 2];
-      i += 2;
-    }
-    if (c >= lo && c <= hi) matched = true;
-    ++i;
-  }
-  *p = i < pattern.size() ? i + 1 : i;
-  return matched != negate && c != '/';
-}
-
-// Expands the first {a,b} group into alternatives (recursively through GlobMatch).
-bool GlobMatchImpl(std::string_view pattern, std::string_view text, int depth);
-
-bool GlobMatchSimple(std::string_view pattern, std::string_view text, int depth) {
-  size_t p = 0, t = 0;
-  while (p < pattern.size()) {
-    char c = pattern[p];
-    if (c == '*') {
-      bool any = p + 1 < pattern.size() && pattern[p + 1] == '*';
-      size_t rest = p + (any ? 2 : 1);
-      for (size_t k = t; k <= text.size(); ++k) {
-        if (GlobMatchSimple(pattern.substr(rest), text.substr(k), depth + 1)) return true;
-        if (k < text.size() && !any && text[k] == '/') return false;
-        if (depth > 64) return false;
-      }
-      return false;
-    }
-    if (t >= text.size()) return false;
-    if (c == '?') {
-      if (text[t] == '/') return false;
-      ++p; ++t;
-    } else if (c == '[') {
-      if (!MatchClass(pattern, &p, text[t])) return false;
-      ++t;
-    } else {
-      if (c == '\\' && p + 1 < pattern.size()) c = pattern[++p];
-      if (text[t] != c) return false;
-      ++p; ++t;
-    }
-  }
-  return t == text.size();
-}
-
-bool GlobMatchImpl(std::string_view pattern, std::string_view text, int depth) {
-  size_t open = std::string_view::npos;
-  for (size_t i = 0; i < pattern.size(); ++i) {
-    if (pattern[i] == '\\') { ++i; continue; }
-    if (pattern[i] == '{') { open = i; break; }
-  }
-  if (open == std::string_view::npos || depth > 8) return GlobMatchSimple(pattern, text, 0);
-  int level = 0;
-  size_t close = std::string_view::npos;
-  std::vector<std::string_view> alternatives;
-  size_t start = open + 1;
-  for (size_t i = open; i < pattern.size(); ++i) {
-    if (pattern[i] == '\\') { ++i; continue; }
-    if (pattern[i] == '{') ++level;
-    else if (pattern[i] == '}' && --level == 0) { close = i; break; }
-    else if (pattern[i] == ',' && level == 1) {
-      alternatives.push_back(pattern.substr(start, i - start));
-      start = i + 1;
-    }
-  }
-  if (close == std::string_view::npos) return GlobMatchSimple(pattern, text, 0);
-  alternatives.push_back(pattern.substr(start, close - start));
-  for (auto alt : alternatives) {
-    std::string expanded = std::string(pattern.substr(0, open)) + std::string(alt) + std::string(pattern.substr(close + 1));
-    if (GlobMatchImpl(expanded, text, depth + 1)) return true;
-  }
-  return false;
-}
-
 }  // namespace
-
-bool GlobMatch(std::string_view pattern, std::string_view text) {
-  if (pattern.size() > 4096) return false;
-  return GlobMatchImpl(pattern, text, 0);
-}
 
 std::string EscapePartitionValue(std::string_view value) {
   static const char kHex[] = "0123456789ABCDEF";
@@ -1080,7 +991,7 @@ Result<std::vector<std::string>> DeletePrefix(std::string_view path,
       }
       bool excluded = false;
       for (const auto& glob : exclusions)
-        if (GlobMatch(glob, child.uri)) { excluded = true; break; }
+        if (GlobMatches(glob, child.uri)) { excluded = true; break; }
       if (excluded) continue;
       auto removed = base.fs->DeleteFile(file.path());
       if (!removed.ok()) return IoError(child.uri, "delete", removed);

@@ -74,15 +74,12 @@ std::string EscapePartitionValue(std::string_view value);
 // Deletes the files under `path` (a prefix folder, or one file), recursively. With
 // `older_than_ms` (milliseconds since the epoch: purge_s3_path's now - retentionPeriod), only
 // files last modified before that instant; files whose uri matches one of `exclusions` (Glue
-// globs, see GlobMatch) are kept. Returns the uris deleted. A missing path deletes nothing.
+// globs, see GlobMatches in scan.h) are kept. Returns the uris deleted. A missing path deletes
+// nothing.
 // On an S3 endpoint Arrow keeps the emptied "folder" as a marker object.
 Result<std::vector<std::string>> DeletePrefix(std::string_view path,
                                               const storage::StorageOptions& storage,
                                               std::optional<int64_t> older_than_ms,
                                               const std::vector<std::string>& exclusions);
-
-// Glue's exclusion globs against a full uri: `**` any characters, `*` any characters but '/',
-// `?` one character but '/', `[abc]`/`[!a-z]` a class, `{a,b}` alternatives, `\` escapes.
-bool GlobMatch(std::string_view pattern, std::string_view text);
 
 }  // namespace openglue::engine

@@ -305,18 +305,5 @@ TEST_F(WriterTest, EmbeddedStoreTargetsAndDeletePrefix) {
   EXPECT_TRUE(missing->empty());
 }
 
-TEST(GlobTest, GlueExclusionPatterns) {
-  EXPECT_TRUE(GlobMatch("**.txt", "s3://b/a/b/c.txt"));
-  EXPECT_TRUE(GlobMatch("s3://b/*.csv", "s3://b/x.csv"));
-  EXPECT_FALSE(GlobMatch("s3://b/*.csv", "s3://b/d/x.csv"));
-  EXPECT_TRUE(GlobMatch("s3://b/**/x.csv", "s3://b/d/e/x.csv"));
-  EXPECT_TRUE(GlobMatch("s3://b/{a,b}/?.json", "s3://b/b/1.json"));
-  EXPECT_FALSE(GlobMatch("s3://b/{a,b}/?.json", "s3://b/c/1.json"));
-  EXPECT_TRUE(GlobMatch("s3://b/[0-9]*", "s3://b/7z"));
-  EXPECT_FALSE(GlobMatch("s3://b/[!0-9]*", "s3://b/7z"));
-  EXPECT_FALSE(GlobMatch(std::string(5000, '*'), "x"));
-  EXPECT_FALSE(GlobMatch("*a*a*a*a*a*a*a*a*b", std::string(60, 'a')));  // bounded, no blow-up
-}
-
 }  // namespace
 }  // namespace openglue::engine

@@ -63,7 +63,7 @@ TEST_P(ObjectStoreConformance, WriteThenStatAndRead) {
                        std::chrono::system_clock::now().time_since_epoch()).count();
   EXPECT_LE(std::abs(info->last_modified_ms - now_ms), 5 * 60 * 1000);
   auto data = store_->ReadAll(bucket_, "a.txt");
-  ASSERT_TRUE(data.ok());
+  ASSERT_TRUE(data.ok()) << data.status().ToString();
   EXPECT_EQ(*data, "hello");
 }
 

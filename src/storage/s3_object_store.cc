@@ -3,11 +3,15 @@
 #include <algorithm>
 #include <chrono>
 #include <mutex>
+#include <optional>
+#include <thread>
 #include <vector>
 
 #include <arrow/buffer.h>
 #include <arrow/filesystem/s3fs.h>
 #include <arrow/io/interfaces.h>
+#include <arrow/util/key_value_metadata.h>
+#include <openssl/evp.h>
 
 #include "common/strings.h"
 #include "storage/local_object_store.h"
@@ -39,13 +43,52 @@ int64_t MillisOf(const afs::FileInfo& info) {
 
 constexpr char kHex[] = "0123456789abcdef";
 
-std::string EncodeToken(bool is_prefix, const std::string& last) {
-  std::string raw = std::string(is_prefix ? "p" : "k") + last, out;
-  for (unsigned char c : raw) {
-    out += kHex[c >> 4];
-    out += kHex[c & 15];
+std::string HexOf(const unsigned char* bytes, size_t n) {
+  std::string out;
+  for (size_t i = 0; i < n; ++i) {
+    out += kHex[bytes[i] >> 4];
+    out += kHex[bytes[i] & 15];
   }
   return out;
+}
+
+// What an opened S3 file's HEAD said about the object's version.
+struct Version {
+  int64_t size = 0;
+  std::string etag, modified;
+  bool operator==(const Version& o) const {
+    return size == o.size && etag == o.etag && modified == o.modified;
+  }
+};
+
+std::optional<Version> VersionOf(arrow::io::RandomAccessFile* file) {
+  auto size = file->GetSize();
+  auto metadata = file->ReadMetadata();
+  if (!size.ok() || !metadata.ok() || !*metadata) return std::nullopt;
+  return Version{*size, (*metadata)->Get("ETag").ValueOr(""),
+                 (*metadata)->Get("Last-Modified").ValueOr("")};
+}
+
+// S3's ETag of an object written in one PutObject is the hex MD5 of its bytes; of a multipart
+// upload, the MD5 of the parts' binary MD5s with a "-<parts>" suffix (Arrow writes objects
+// smaller than its part size as one part: "-1"). Says whether `data` has that ETag; nullopt
+// when the ETag cannot be checked (several parts, or another server's scheme).
+std::optional<bool> MatchesEtag(const arrow::Buffer& data, std::string etag) {
+  etag.erase(std::remove(etag.begin(), etag.end(), '"'), etag.end());
+  etag = ToLower(etag);
+  const bool one_part = etag.size() == 34 && etag.compare(32, 2, "-1") == 0;
+  if (etag.size() != 32 && !one_part) return std::nullopt;
+  unsigned char md5[EVP_MAX_MD_SIZE];
+  unsigned int n = 0;
+  if (EVP_Digest(data.data(), static_cast<size_t>(data.size()), md5, &n, EVP_md5(), nullptr) != 1)
+    return std::nullopt;
+  if (one_part && EVP_Digest(md5, n, md5, &n, EVP_md5(), nullptr) != 1) return std::nullopt;
+  return HexOf(md5, n) == etag.substr(0, 32);
+}
+
+std::string EncodeToken(bool is_prefix, const std::string& last) {
+  const std::string raw = std::string(is_prefix ? "p" : "k") + last;
+  return HexOf(reinterpret_cast<const unsigned char*>(raw.data()), raw.size());
 }
 
 Status DecodeToken(const std::string& token, std::string* last) {
@@ -223,33 +266,40 @@ Result<std::string> S3ObjectStore::Read(std::string_view bucket, std::string_vie
   if (offset < 0) return Status::InvalidInput("A read offset must not be negative");
   OG_RETURN_NOT_OK(ValidateObject(bucket, key));
   const std::string path = PathOf(bucket, key);
-  // Arrow reads a range computed from a HEAD request. An overwrite between the HEAD and the GET
-  // would give part of the new object cut at the old size: the object is looked up again after
-  // the read, and the read repeated when its size or time changed meanwhile.
-  for (int attempt = 0; attempt < 8; ++attempt) {
+  // Arrow reads a range computed from a HEAD request (made when the file is opened); the object
+  // can be overwritten between the HEAD and the GET, and Arrow does not see a GET that returned
+  // fewer bytes than asked. A whole-object read is checked against the HEAD's ETag (the MD5 of
+  // the bytes for an object written in one piece): the bytes are that version's, whole. Any
+  // other read is accepted when a second HEAD shows the same size, time and ETag. Reads that
+  // lose the race are repeated.
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(attempt * 5));
     auto info = impl_->fs->GetFileInfo(path);
     if (!info.ok()) return FromArrow(info.status(), "Looking up " + DisplayUri(bucket, key));
     if (info->type() != afs::FileType::File) {
       OG_RETURN_NOT_OK(BucketExists(bucket));
       return Status::EntityNotFound("The object " + DisplayUri(bucket, key) + " does not exist");
     }
-    int64_t size = info->size();
-    if (offset > size)
+    auto file = impl_->fs->OpenInputFile(path);
+    if (!file.ok()) continue;  // gone since the lookup: the next lookup says so
+    std::optional<Version> version = VersionOf(file->get());
+    if (!version) continue;
+    if (offset > version->size)
       return Status::InvalidInput("The range starting at " + std::to_string(offset) +
                                   " is past the end of " + DisplayUri(bucket, key) + " (" +
-                                  std::to_string(size) + " bytes)");
-    int64_t want = size - offset;
+                                  std::to_string(version->size) + " bytes)");
+    int64_t want = version->size - offset;
     if (length >= 0) want = std::min(want, length);
     if (want == 0) return std::string();
-    auto file = impl_->fs->OpenInputFile(*info);
-    if (!file.ok()) return FromArrow(file.status(), "Opening " + DisplayUri(bucket, key));
     auto buffer = (*file)->ReadAt(offset, want);
-    auto after = impl_->fs->GetFileInfo(path);
-    bool same = after.ok() && after->IsFile() && after->size() == size &&
-                after->mtime() == info->mtime();
-    if (buffer.ok() && same && (*buffer)->size() == want) return (*buffer)->ToString();
-    if (!buffer.ok() && after.ok() && !after->IsFile())  // deleted meanwhile
-      return Status::EntityNotFound("The object " + DisplayUri(bucket, key) + " does not exist");
+    if (buffer.ok() && (*buffer)->size() == want && offset == 0 && want == version->size) {
+      std::optional<bool> matches = MatchesEtag(**buffer, version->etag);
+      if (matches == true) return (*buffer)->ToString();
+      if (matches == false) continue;  // another version's bytes
+    }
+    auto after = impl_->fs->OpenInputFile(path);
+    const bool same = after.ok() && VersionOf(after->get()) == version;
+    if (buffer.ok() && (*buffer)->size() == want && same) return (*buffer)->ToString();
     if (!buffer.ok() && same) return FromArrow(buffer.status(), "Reading " + DisplayUri(bucket, key));
   }
   return Status::Internal("Reading " + DisplayUri(bucket, key) +
