@@ -5,13 +5,14 @@ import time
 from typing import Dict, List, Optional
 
 from . import gluetypes as gt
-from ._compat import select_and_register, spark_unavailable
+from ._compat import bookmark_options, select_and_register, spark_unavailable
 from ._embedded import EmbeddedEngine
 from .dynamicframe import DynamicFrame, DynamicFrameReader, DynamicFrameWriter
 
 __all__ = ["GlueContext", "DataSource", "DataSink", "GlueLogger"]
 
 _FILE_CONNECTIONS = {"s3", "file", "local"}
+_JDBC_CONNECTIONS = {"postgresql", "mysql", "mariadb"}
 _PURGE_DEFAULT_HOURS = 168
 
 
@@ -95,6 +96,11 @@ def _catalog_columns(schema: gt.StructType, pkeys: List[str]):
     return columns, keys
 
 
+def _jdbc():
+    from . import jdbc
+    return jdbc
+
+
 def _catalog():
     try:
         from . import catalog  # runtime helper's module
@@ -155,9 +161,12 @@ class GlueContext:
                                           **kwargs) -> DynamicFrame:
         connection_options = dict(connection_options or {})
         ctype = (connection_type or "s3").lower()
+        if ctype in _JDBC_CONNECTIONS:
+            return self._read_jdbc(_jdbc().resolve(ctype, connection_options), connection_options,
+                                   transformation_ctx, connection_options.get("dbtable", ""))
         if ctype not in _FILE_CONNECTIONS:
             raise ValueError("connection_type {!r} is not supported by the embedded engine "
-                             "(supported: s3, file; JDBC sources arrive with bookmarks' issue 9)"
+                             "(supported: s3, file, postgresql, mysql)"
                              .format(connection_type))
         if not format:
             raise ValueError("create_dynamic_frame.from_options needs format= (csv, json, parquet, "
@@ -166,8 +175,7 @@ class GlueContext:
         listing = self._engine.list_files(paths, connection_options)
         listing = select_and_register(transformation_ctx, {
             "type": ctype, "paths": paths, "format": format,
-            "maxBand": connection_options.get("maxBand"),
-            "maxFilesInBand": connection_options.get("maxFilesInBand")}, listing)
+            **bookmark_options(connection_options)}, listing)
         plan = self._engine.read_files(listing, format, dict(format_options or {}),
                                        connection_options)
         return DynamicFrame(plan, self, transformation_ctx or "", transformation_ctx)
@@ -181,10 +189,15 @@ class GlueContext:
             raise ValueError("from_catalog needs database and table_name")
         additional_options = dict(additional_options or {})
         cat = _catalog()
-        src = cat.resolve_source(
-            database, table_name, push_down_predicate=push_down_predicate or "",
-            catalog_partition_predicate=additional_options.get("catalogPartitionPredicate", "") or "",
-            additional_options=additional_options, catalog_id=catalog_id)
+        try:
+            src = cat.resolve_source(
+                database, table_name, push_down_predicate=push_down_predicate or "",
+                catalog_partition_predicate=additional_options.get("catalogPartitionPredicate", "")
+                or "", additional_options=additional_options, catalog_id=catalog_id)
+        except getattr(cat, "JdbcCatalogTable", ()) as jdbc_table:
+            target, options = _jdbc().catalog_target(jdbc_table.table, additional_options,
+                                                     catalog_id)
+            return self._read_jdbc(target, options, transformation_ctx, table_name)
         parts, listing = [], []
         list_opts = {k: additional_options[k] for k in ("recurse", "exclusions")
                      if k in additional_options}
@@ -194,7 +207,11 @@ class GlueContext:
             parts.append(([u for u, _, _ in files], dict(values)))
         kept = select_and_register(transformation_ctx, {
             "type": "s3", "database": database, "table": table_name,
-            "paths": [loc for loc, _ in src.paths], "format": src.format}, listing)
+            "location": getattr(src, "location", None),
+            "paths": [loc for loc, _ in src.paths], "format": src.format,
+            "push_down_predicate": push_down_predicate or None,
+            "catalogPartitionPredicate": additional_options.get("catalogPartitionPredicate"),
+            **bookmark_options(additional_options)}, listing)
         if len(kept) != len(listing) or kept != listing:
             keep = {u for u, _, _ in kept}
             parts = [([u for u in files if u in keep], values) for files, values in parts]
@@ -207,6 +224,11 @@ class GlueContext:
         plan = self._engine.read_catalog(parts, listing, src.format, fmt_opts,
                                          list(src.schema_columns), list(src.partition_keys))
         return DynamicFrame(plan, self, table_name, transformation_ctx)
+
+    def _read_jdbc(self, target, options: dict, transformation_ctx: str, name: str) -> DynamicFrame:
+        table = _jdbc().read(target, options, transformation_ctx or "")
+        return DynamicFrame(self._engine.from_arrow(table), self, name or target.dbtable,
+                            transformation_ctx)
 
     def getCatalogSource(self, database: Optional[str] = None, table_name: Optional[str] = None,
                          redshift_tmp_dir: str = "", transformation_ctx: str = "",
@@ -228,9 +250,12 @@ class GlueContext:
                                          transformation_ctx: str = "") -> DynamicFrame:
         connection_options = dict(connection_options or {})
         ctype = (connection_type or "s3").lower()
+        if ctype in _JDBC_CONNECTIONS:
+            target = _jdbc().resolve(ctype, connection_options)
+            return self._write_jdbc(frame, target, connection_options, transformation_ctx)
         if ctype not in _FILE_CONNECTIONS:
             raise ValueError("connection_type {!r} is not supported by the embedded engine "
-                             "(supported: s3, file)".format(connection_type))
+                             "(supported: s3, file, postgresql, mysql)".format(connection_type))
         path = connection_options.get("path")
         if not path:
             raise ValueError("write_dynamic_frame.from_options needs connection_options[\"path\"]")
@@ -248,7 +273,12 @@ class GlueContext:
             raise ValueError("write_dynamic_frame.from_catalog needs database and table_name")
         additional_options = dict(additional_options or {})
         cat = _catalog()
-        sink = cat.resolve_sink(database, table_name, catalog_id=catalog_id)
+        try:
+            sink = cat.resolve_sink(database, table_name, catalog_id=catalog_id)
+        except getattr(cat, "JdbcCatalogTable", ()) as jdbc_table:
+            target, options = _jdbc().catalog_target(jdbc_table.table, additional_options,
+                                                     catalog_id)
+            return self._write_jdbc(frame, target, options, transformation_ctx)
         pkeys = _partition_names(additional_options.get("partitionKeys")
                                  or getattr(sink, "partition_keys", None))
         uris = self._engine.write(frame._plan, sink.path, sink.format,
@@ -260,6 +290,37 @@ class GlueContext:
                                additional_options.get("updateBehavior", "UPDATE_IN_DATABASE"),
                                enable)
         return frame
+
+    def _write_jdbc(self, frame: DynamicFrame, target, options: dict,
+                    transformation_ctx: str) -> DynamicFrame:
+        table = self._engine.to_arrow(frame._plan)
+        n = _jdbc().write(target, table, options)
+        key = transformation_ctx or "{}:{}".format(target.label, options.get("dbtable")
+                                                   or target.dbtable)
+        self.written[key] = ["{}/{}".format(target.url, options.get("dbtable") or target.dbtable)]
+        self._logger.info("wrote {} rows into {} on {}".format(
+            n, options.get("dbtable") or target.dbtable, target.url))
+        return frame
+
+    def write_dynamic_frame_from_jdbc_conf(self, frame: DynamicFrame, catalog_connection: str,
+                                           connection_options=None, redshift_tmp_dir: str = "",
+                                           transformation_ctx: str = "",
+                                           catalog_id: Optional[str] = None) -> DynamicFrame:
+        """Writes into a JDBC table of the Glue connection `catalog_connection`:
+        connection_options `dbtable` (required) and `database` (replaces the URL's database)."""
+        options = dict(connection_options or {})
+        target = _jdbc().resolve("", options, catalog_id=catalog_id,
+                                 connection_name=catalog_connection,
+                                 database=options.get("database"))
+        return self._write_jdbc(frame, target, options, transformation_ctx)
+
+    write_from_jdbc_conf = write_dynamic_frame_from_jdbc_conf
+
+    def getJDBCSink(self, catalog_connection: str, options=None, redshift_tmp_dir: str = "",
+                    transformation_ctx: str = "", catalog_id: Optional[str] = None):
+        sink = DataSink(self, "jdbc", None, transformation_ctx, dict(options or {}))
+        sink._jdbc_conf = (catalog_connection, catalog_id)
+        return sink
 
     def getCatalogSink(self, database: str, table_name: str, redshift_tmp_dir: str = "",
                        transformation_ctx: str = "", additional_options=None,
@@ -316,7 +377,9 @@ class GlueContext:
                                                      additional_options, catalog_id)
 
     def extract_jdbc_conf(self, connection_name, catalog_id=None):
-        raise NotImplementedError("Glue connections arrive with issue 9; not supported yet")
+        """The JDBC settings of a Glue connection, as Glue returns them: url (without the
+        database), fullUrl, user, password, vendor and the SSL fields (awsglue.jdbc)."""
+        return _jdbc().extract_jdbc_conf(connection_name, catalog_id)
 
 
 class DataSource:
@@ -372,11 +435,25 @@ class DataSink:
 
     def writeFrame(self, dynamic_frame: DynamicFrame, info: str = "") -> DynamicFrame:
         opts = self._options
+        conf = getattr(self, "_jdbc_conf", None)
+        if conf is not None:
+            return self._ctx.write_dynamic_frame_from_jdbc_conf(
+                dynamic_frame, conf[0], opts, transformation_ctx=self._ctxname, catalog_id=conf[1])
+        if (self._type or "").lower() in _JDBC_CONNECTIONS:
+            return self._ctx.write_dynamic_frame_from_options(
+                dynamic_frame, self._type, opts, transformation_ctx=self._ctxname)
         path, fmt, fmt_opts = opts.get("path"), self._format, dict(self._format_options)
         pkeys = _partition_names(opts.get("partitionKeys"))
         if self._catalog is not None and not path:
-            sink = _catalog().resolve_sink(self._catalog[0], self._catalog[1],
-                                           catalog_id=self._catalog[2])
+            cat = _catalog()
+            try:
+                sink = cat.resolve_sink(self._catalog[0], self._catalog[1],
+                                        catalog_id=self._catalog[2])
+            except getattr(cat, "JdbcCatalogTable", ()):
+                return self._ctx.write_dynamic_frame_from_catalog(
+                    dynamic_frame, self._catalog[0], self._catalog[1],
+                    transformation_ctx=self._ctxname, additional_options=opts,
+                    catalog_id=self._catalog[2])
             path = sink.path
             fmt = fmt or sink.format
             fmt_opts = fmt_opts or dict(getattr(sink, "format_options", None) or {})

@@ -154,7 +154,7 @@ class _RecordingJob:
         self.keep_suffix = keep_suffix
         self.selected, self.registered = [], []
 
-    def select_new(self, ctx_name, files):
+    def select_new(self, ctx_name, files, options=None):
         self.selected.append((ctx_name, list(files)))
         return [f for f in files if f[0].endswith(self.keep_suffix)]
 
