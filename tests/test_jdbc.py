@@ -20,7 +20,7 @@ from awsglue.context import GlueContext
 from awsglue.dynamicframe import DynamicFrame
 from awsglue.job import Job
 
-args = getResolvedOptions(sys.argv, ["JOB_NAME", "spec", "job-bookmark-option"])
+args = getResolvedOptions(sys.argv, ["JOB_NAME", "spec"])
 spec = json.loads(args["spec"])
 gc = GlueContext()
 job = Job(gc)
