@@ -220,6 +220,35 @@ def test_plan_after_a_reset_reads_everything_again(kit, server, tool, tmp_path, 
     assert "RESET" in tool("history", job).stdout
 
 
+def test_plan_of_a_pause_window_is_what_the_paused_run_reads(kit, server, tool, tmp_path):
+    store = Store("s3", server, tmp_path)
+    job = kit.job(READER, DefaultArguments={"--job-bookmark-option": "job-bookmark-enable",
+                                            "--path": store.path})
+    runs = []
+    for name in ("p1", "p2", "p3"):
+        store.put(name)
+        run_id, read = run_reader(kit, job, tmp_path / f"{name}.json")
+        assert read == [name]
+        runs.append(run_id)
+    s3_args = ("--data-dir", server.data_dir)
+    window = ("--bookmark-option", "pause", "--from", runs[0], "--to", runs[1])
+    result = tool("plan", job, "--json", *s3_args, *window)
+    assert result.json["Window"] == {"From": runs[0], "To": runs[1]}
+    predicted = result.json["Sources"]["src"]
+    assert names(predicted["objects"]) == ["p2"]
+    assert "window --job-bookmark-from " + runs[0] in tool("plan", job, *s3_args, *window).stdout
+    run = kit.run(job, timeout=120, Arguments={
+        "--out": str(tmp_path / "paused.json"), "--job-bookmark-option": "job-bookmark-pause",
+        "--job-bookmark-from": runs[0], "--job-bookmark-to": runs[1]})
+    assert run["JobRunState"] == "SUCCEEDED", run.get("ErrorMessage")
+    with open(tmp_path / "paused.json") as f:
+        assert json.load(f) == names(predicted["objects"])
+    # Half a window is refused, as the runtime refuses it.
+    half = tool("plan", job, *s3_args, "--bookmark-option", "pause", "--from", runs[0],
+                check=False)
+    assert half.returncode != 0 and "must be given together" in half.stderr
+
+
 def test_plan_of_a_disabled_job_lists_everything(kit, server, tool, tmp_path):
     store = Store("s3", server, tmp_path)
     store.put("d1")
@@ -323,6 +352,18 @@ def test_plan_of_a_jdbc_source_counts_the_rows_above_the_mark(kit, glue, pg, too
         commits = tool("history", job, "--json").json["History"]
         assert [h["Reads"]["pg_src"]["rows"] for h in commits] == [3, 2]
         assert commits[-1]["State"]["pg_src"]["high"] == [5]
+        # A pause window run1..run2 covers the rows above run1's mark up to run2's: 4 and 5,
+        # not the newer 6.
+        pg.execute(f"INSERT INTO {table} VALUES (6, 'f')")
+        window = tool("plan", job, "--json", "--bookmark-option", "pause", "--from", run1,
+                      "--to", run2).json["Sources"]["pg_src"]
+        assert (window["after"], window["upto"], window["rows"]) == ([3], [5], 2)
+        paused = kit.run(job, timeout=120, Arguments={
+            "--out": str(tmp_path / "paused.json"), "--job-bookmark-option": "job-bookmark-pause",
+            "--job-bookmark-from": run1, "--job-bookmark-to": run2})
+        assert paused["JobRunState"] == "SUCCEEDED", paused.get("ErrorMessage")
+        with open(tmp_path / "paused.json") as f:
+            assert json.load(f) == [4, 5]
         # The password never appears in the tool's output.
         for command in (("show", job), ("history", job), ("plan", job, "--json")):
             assert pg.password not in tool(*command).stdout

@@ -53,14 +53,12 @@ SCRIPT = """
     with open(os.path.join(args["out"], args["JOB_RUN_ID"] + ".json"), "w") as f:
         json.dump(report, f)
     if args["sink"] != "-":
-        # An idempotent sink: the partitions this run writes are replaced (purge, then write),
-        # so a run that repeats a failed run's input leaves no duplicates.
-        days = sorted({str(r["day"]) for r in frames[0].to_arrow().to_pylist()})
-        for day in days:
-            glue.purge_s3_path(args["sink"] + "/day=" + day + "/", {"retentionPeriod": 0})
+        # An idempotent sink: the partitions this run writes are replaced, so a run that
+        # repeats a failed run's input leaves no duplicates.
         glue.write_dynamic_frame.from_options(
             frame=frames[0], connection_type="s3",
-            connection_options={"path": args["sink"], "partitionKeys": ["day"]}, format="json")
+            connection_options={"path": args["sink"], "partitionKeys": ["day"],
+                                "partitionOverwriteMode": "dynamic"}, format="json")
     marker = os.path.join(args["out"], "failed-once")
     if args["fail"] == "always" or (args["fail"] == "once" and not os.path.exists(marker)):
         open(marker, "w").close()

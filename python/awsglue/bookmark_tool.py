@@ -617,7 +617,7 @@ def catalog_paths(state: Dict[str, Any]) -> List[str]:
 
 
 def plan_s3(ctx: str, state: Dict[str, Any], start: Optional[Dict[str, Any]], option: str,
-            now_ms: int) -> Dict[str, Any]:
+            now_ms: int, end: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     # The very function (and option parsing) the runtime selects with.
     from awsglue.bookmarks import s3_select, source_options
     paths = [str(p) for p in state.get("paths") or []]
@@ -645,7 +645,7 @@ def plan_s3(ctx: str, state: Dict[str, Any], start: Optional[Dict[str, Any]], op
     else:
         try:
             kwargs = source_options(state.get("options"))
-            selected, new_state = s3_select(listing, start, None, now_ms=now_ms, **kwargs)
+            selected, new_state = s3_select(listing, start, end, now_ms=now_ms, **kwargs)
         except ValueError as e:  # a malformed recorded option or a damaged state
             out["error"] = str(e)
             return out
@@ -659,8 +659,10 @@ def plan_s3(ctx: str, state: Dict[str, Any], start: Optional[Dict[str, Any]], op
     return out
 
 
-def jdbc_count(server: Server, state: Dict[str, Any], after: Optional[list]) -> Dict[str, Any]:
-    """The number of rows the next run reads (above the high-water value `after`, or all), when
+def jdbc_count(server: Server, state: Dict[str, Any], after: Optional[list],
+               upto: Optional[list] = None) -> Dict[str, Any]:
+    """The number of rows the next run reads (above the high-water value `after`, or all; with
+    `upto`, a pause window's end, not above it), when
     the database is reachable: with the connection's properties (GetConnection with the caller's
     credentials) and the runtime's own driver setup and SQL helpers (awsglue.jdbc)."""
     connection = str(state.get("connection") or "")
@@ -693,10 +695,16 @@ def jdbc_count(server: Server, state: Dict[str, Any], after: Optional[list]) -> 
         sql = "SELECT COUNT(*) FROM " + runtime_jdbc.quote_table(vendor, str(table))
         values: list = []
         keys = list(state.get("keys") or [])
-        if after is not None and keys:
-            op = ">" if (state.get("sort_order") or "asc") == "asc" else "<"
-            condition, values = runtime_jdbc._key_condition(vendor, keys, op, list(after))
-            sql += " WHERE " + condition
+        ascending = (state.get("sort_order") or "asc") == "asc"
+        conditions = []
+        for bound, op in ((after, ">" if ascending else "<"), (upto, "<=" if ascending else ">=")):
+            if bound is not None and keys:
+                condition, bound_values = runtime_jdbc._key_condition(vendor, keys, op,
+                                                                      list(bound))
+                conditions.append(condition)
+                values += bound_values
+        if conditions:
+            sql += " WHERE " + " AND ".join(conditions)
         db = runtime_jdbc.connect(target)
         try:
             cursor = db.cursor()
@@ -710,6 +718,24 @@ def jdbc_count(server: Server, state: Dict[str, Any], after: Optional[list]) -> 
         return {"count_error": f"{type(e).__name__}: {e}"}
 
 
+def pause_window(server: Server, args: argparse.Namespace, job: Dict[str, Any], option: str
+                 ) -> Optional[Tuple[Dict[str, Any], Dict[str, Any], str, str]]:
+    """With job-bookmark-pause and a window (--from/--to, else the job's DefaultArguments
+    --job-bookmark-from/--job-bookmark-to): (the states as of the from run, as of the to run,
+    the two run ids), as the runtime loads them; None without a window."""
+    if option != "job-bookmark-pause":
+        return None
+    defaults = job.get("DefaultArguments") or {}
+    start_run = args.from_run or defaults.get("--job-bookmark-from")
+    end_run = args.to_run or defaults.get("--job-bookmark-to")
+    if not start_run and not end_run:
+        return None
+    if not start_run or not end_run:
+        raise ToolError("--job-bookmark-from and --job-bookmark-to must be given together")
+    return (get_bookmark(server, args.job, start_run)["State"],
+            get_bookmark(server, args.job, end_run)["State"], start_run, end_run)
+
+
 def cmd_plan(server: Server, args: argparse.Namespace) -> int:
     job = get_job(server, args.job)
     option = args.bookmark_option or (job.get("DefaultArguments") or {}).get(
@@ -719,6 +745,9 @@ def cmd_plan(server: Server, args: argparse.Namespace) -> int:
     entry = get_bookmark(server, args.job)
     history = get_history(server, args.job)
     sources = known_sources(entry, history)
+    window = pause_window(server, args, job, option)
+    if window is not None:  # as the runtime does: the states as of the two runs bound each ctx
+        sources = {ctx: (state, ctx in window[0]) for ctx, (state, _) in sources.items()}
     now_ms = int(time.time() * 1000)
     storage = prepare_storage(server, args)
     plans: Dict[str, Any] = {}
@@ -726,18 +755,26 @@ def cmd_plan(server: Server, args: argparse.Namespace) -> int:
         if args.ctx and ctx not in args.ctx:
             continue
         start = state if current else None
+        end = None
+        if window is not None:
+            start = window[0].get(ctx)
+            end = window[1].get(ctx) or {}
         kind = state.get("type", "s3")
         if kind == "jdbc":
             plan: Dict[str, Any] = {"type": "jdbc", "table": state.get("table"),
                                     "connection": state.get("connection"),
                                     "keys": state.get("keys"),
                                     "sort_order": state.get("sort_order", "asc"),
-                                    "after": state.get("high") if current and
+                                    "after": (start or {}).get("high") if
                                     option != "job-bookmark-disable" else None}
-            if not args.no_count:
-                plan.update(jdbc_count(server, state, plan["after"]))
+            if end is not None:
+                plan["upto"] = end.get("high")
+            if not args.no_count and not (end is not None and plan["upto"] is None):
+                plan.update(jdbc_count(server, state, plan["after"], plan.get("upto")))
+            elif not args.no_count:
+                plan["rows"] = 0  # the window's end had no state for it: an empty window
         else:
-            plan = plan_s3(ctx, state, start, option, now_ms)
+            plan = plan_s3(ctx, state, start, option, now_ms, end)
         plan["in_current_state"] = current
         plans[ctx] = plan
     s3_via_api = "s3_endpoint" in storage and any(
@@ -745,12 +782,15 @@ def cmd_plan(server: Server, args: argparse.Namespace) -> int:
         for p in plans.values())
     if args.json:
         out = {"JobName": args.job, "BookmarkOption": option, "NowMs": now_ms,
+               "Window": {"From": window[2], "To": window[3]} if window else None,
                "Version": (entry or {}).get("Version"), "Storage": storage, "Sources": plans}
         if s3_via_api:
             out["Warning"] = S3_API_WARNING
         print_json(out)
         return 0 if all("error" not in p for p in plans.values()) else 1
-    print(f"job {args.job}: what the next run reads (bookmark option {option})")
+    print(f"job {args.job}: what the next run reads (bookmark option {option}"
+          + (f", window --job-bookmark-from {window[2]} --job-bookmark-to {window[3]})"
+             if window else ")"))
     if option == "job-bookmark-disable":
         print("  bookmarks are disabled for this run: every source is read in full "
               "(pass --bookmark-option enable to see what an enabled run would read)")
@@ -766,6 +806,9 @@ def cmd_plan(server: Server, args: argparse.Namespace) -> int:
             after = plan.get("after")
             rng = (f"{json.dumps(plan['keys'])} {'>' if plan['sort_order'] == 'asc' else '<'} "
                    f"{json.dumps(after)}" if after is not None else "every row")
+            if "upto" in plan:
+                rng += (f", up to {json.dumps(plan['upto'])}" if plan["upto"] is not None
+                        else ", nothing (the window's end has no state for it)")
             count = (f"{plan['rows']} rows" if "rows" in plan
                      else f"row count unknown ({plan.get('count_error', 'not asked')})")
             print(f"  {ctx} (jdbc {plan.get('table')}){note}: {rng}; {count}")
@@ -840,6 +883,12 @@ def build_parser() -> argparse.ArgumentParser:
                                                     "job-bookmark-disable"],
                       help="plan for this --job-bookmark-option (default: the job's "
                            "DefaultArguments, else disable)")
+    plan.add_argument("--from", dest="from_run", metavar="RUN_ID",
+                      help="with pause: the window's start, as --job-bookmark-from (default: "
+                           "the job's DefaultArguments)")
+    plan.add_argument("--to", dest="to_run", metavar="RUN_ID",
+                      help="with pause: the window's end, as --job-bookmark-to (default: the "
+                           "job's DefaultArguments)")
     plan.add_argument("--ctx", action="append", metavar="NAME",
                       help="only this transformation_ctx (repeatable)")
     plan.add_argument("--data-dir", metavar="DIR",

@@ -65,6 +65,39 @@ def _partition_names(keys) -> List[str]:
     return [k[0] if isinstance(k, (tuple, list)) else str(k) for k in (keys or [])]
 
 
+_OVERWRITE_MODES = ("append", "dynamic")
+
+
+def _glob_literal(text: str) -> str:
+    """`text` as a Glue glob that matches exactly itself."""
+    return "".join("\\" + c if c in "\\*?[]{},!" else c for c in text)
+
+
+def _write_files(engine, frame: "DynamicFrame", path: str, fmt: str, format_options: dict,
+                 partition_keys: List[str], options: dict) -> List[str]:
+    """Writes `frame` under `path` and returns the files written. With the connection option
+    `partitionOverwriteMode` "dynamic" (Spark's name for it; the default "append" adds files),
+    each partition folder this write puts files in keeps only this write's files: the folder's
+    earlier files are deleted once the new ones are written. A run repeated after failing before
+    `job.commit()` then replaces its partitions instead of adding duplicates; partitions it does
+    not write are left alone."""
+    mode = str(options.get("partitionOverwriteMode") or "append").lower()
+    if mode not in _OVERWRITE_MODES:
+        raise ValueError("partitionOverwriteMode must be one of {} (got {!r})".format(
+            ", ".join(_OVERWRITE_MODES), options.get("partitionOverwriteMode")))
+    if mode == "dynamic" and not partition_keys:
+        raise ValueError("partitionOverwriteMode \"dynamic\" needs partitionKeys: it replaces "
+                         "the partition folders a write puts files in")
+    uris = engine.write(frame._plan, path, fmt, format_options, partition_keys)
+    if mode == "dynamic":
+        folders: Dict[str, List[str]] = {}
+        for uri in uris:
+            folders.setdefault(uri.rsplit("/", 1)[0], []).append(_glob_literal(uri))
+        for folder, keep in sorted(folders.items()):
+            engine.purge(folder, None, keep)
+    return uris
+
+
 def glue_type_string(dt: gt.DataType) -> str:
     """A Glue type as the type name a catalog update takes (`long`, `decimal(10,2)`,
     `array<struct<a:int>>`); an unresolved choice is written as a struct of its members and a
@@ -259,8 +292,10 @@ class GlueContext:
         path = connection_options.get("path")
         if not path:
             raise ValueError("write_dynamic_frame.from_options needs connection_options[\"path\"]")
-        uris = self._engine.write(frame._plan, path, format or "json", dict(format_options or {}),
-                                  _partition_names(connection_options.get("partitionKeys")))
+        uris = _write_files(self._engine, frame, path, format or "json",
+                            dict(format_options or {}),
+                            _partition_names(connection_options.get("partitionKeys")),
+                            connection_options)
         self.written[transformation_ctx or path] = uris
         return frame
 
@@ -281,8 +316,9 @@ class GlueContext:
             return self._write_jdbc(frame, target, options, transformation_ctx)
         pkeys = _partition_names(additional_options.get("partitionKeys")
                                  or getattr(sink, "partition_keys", None))
-        uris = self._engine.write(frame._plan, sink.path, sink.format,
-                                  dict(getattr(sink, "format_options", None) or {}), pkeys)
+        uris = _write_files(self._engine, frame, sink.path, sink.format,
+                            dict(getattr(sink, "format_options", None) or {}), pkeys,
+                            additional_options)
         self.written[transformation_ctx or "{}.{}".format(database, table_name)] = uris
         columns, keys = _catalog_columns(frame.schema(), pkeys)
         enable = str(additional_options.get("enableUpdateCatalog", "false")).lower() == "true"
@@ -460,7 +496,8 @@ class DataSink:
             pkeys = pkeys or _partition_names(getattr(sink, "partition_keys", None))
         if not path:
             raise ValueError("getSink needs path= (or setCatalogInfo for a catalog table)")
-        uris = self._ctx._engine.write(dynamic_frame._plan, path, fmt or "json", fmt_opts, pkeys)
+        uris = _write_files(self._ctx._engine, dynamic_frame, path, fmt or "json", fmt_opts, pkeys,
+                            opts)
         self._ctx.written[self._ctxname or str(path)] = uris
         if self._catalog is not None:
             db, table, catalog_id = self._catalog

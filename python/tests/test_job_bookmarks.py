@@ -15,6 +15,7 @@ from awsglue.context import GlueContext
 from awsglue.job import Job
 
 import fake_engine
+from job_isolation import no_current_job  # noqa: F401  (autouse: no Job leaks between tests)
 
 MIN = 60000
 

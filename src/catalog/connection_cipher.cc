@@ -11,6 +11,7 @@
 
 #include <cstring>
 
+#include "common/secret_file.h"
 #include "common/strings.h"
 
 namespace openglue::catalog {
@@ -95,16 +96,8 @@ Result<std::unique_ptr<ConnectionCipher>> ConnectionCipher::FromFile(const std::
 }
 
 Status ConnectionCipher::Save(const std::string& path) const {
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0)
-    return Status::InvalidInput("cannot create the connection key file " + path + ": " + std::strerror(errno));
-  bool ok = write(fd, key_.data(), key_.size()) == static_cast<ssize_t>(key_.size());
-  ok = fsync(fd) == 0 && ok;
-  close(fd);
-  if (!ok) {
-    unlink(path.c_str());
-    return Status::InvalidInput("cannot write the connection key file " + path);
-  }
+  OG_ASSIGN_OR_RETURN(bool made, CreateSecretFile(path, key_));
+  if (!made) return Status::InvalidInput("the connection key file " + path + " already exists");
   return Status::OK();
 }
 
