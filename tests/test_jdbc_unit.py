@@ -11,6 +11,15 @@ from awsglue.context import GlueContext
 from dbkit import anydb, maria, pg  # noqa: F401
 
 
+@pytest.fixture(autouse=True)
+def no_current_job():
+    """A test here that runs Job.init() leaves no current Job behind (python/tests'
+    job_isolation does the same for that folder; pytest runs both folders in one process)."""
+    jobmod._current = None
+    yield
+    jobmod._current = None
+
+
 # --------------------------------------------------------------------------------------------
 # URLs
 
