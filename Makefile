@@ -13,7 +13,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 APT_PACKAGES = cmake ninja-build g++ make libsqlite3-dev libssl-dev nlohmann-json3-dev \
                libgtest-dev googletest wrk procps libre2-dev python3 python3-venv \
-               clang libclang-rt-14-dev iproute2 python3-dev
+               clang libclang-rt-14-dev iproute2 python3-dev postgresql mariadb-server
 APT_STAMP = $(BUILD)/.apt-stamp
 STAMP = $(VENV)/.requirements-stamp
 # The S3 API over the embedded store (docs/storage.md): versitygw from the Go module proxy, built
@@ -26,7 +26,7 @@ comma := ,
 export PATH := $(VENV)/bin:$(PATH)
 export VIRTUAL_ENV := $(VENV)
 
-.PHONY: all deps build test unit-test e2e-test demo bench bench-deps bench-jobs bench-etl docs clean help \
+.PHONY: all deps build test unit-test e2e-test demo bench bench-deps bench-jobs bench-etl bench-bookmarks docs clean help \
         sanitize tsan analyze fuzz fuzz-build kill9 ci
 
 all: build
@@ -38,6 +38,7 @@ help:
 	@echo "make bench   run the catalog benchmark against OpenGlue and moto (docs/benchmarks.md)"
 	@echo "make bench-jobs  run the jobs benchmark: job-run latency, queued runs (docs/benchmarks.md)"
 	@echo "make bench-etl   run the ETL benchmark: 2 GB CSV -> partitioned Parquet, OpenGlue next to pyarrow and DuckDB"
+	@echo "make bench-bookmarks  run the bookmarks benchmark: incremental vs full run over 100,000 processed objects"
 	@echo "make sanitize    clang ASan+UBSan build (also the -Wthread-safety check), run the unit tests"
 	@echo "make tsan        clang ThreadSanitizer build, run the unit tests"
 	@echo "make fuzz FUZZ_SECONDS=60  build the libFuzzer targets, run each from its corpus"
@@ -97,6 +98,10 @@ bench-jobs: build
 # BENCH_ETL_ARGS: e.g. --quick, --size-gb 1, --only pyarrow,duckdb (python3 bench/etl/run.py --help)
 bench-etl: build bench-deps
 	@OPENGLUE_BIN=$(CURDIR)/$(BUILD)/openglue $(PYTHON) bench/etl/run.py $(BENCH_ETL_ARGS)
+
+# BENCH_BOOKMARKS_ARGS: e.g. --quick, --objects 20000 (python3 bench/bookmarks/run.py --help)
+bench-bookmarks: build
+	@OPENGLUE_BIN=$(CURDIR)/$(BUILD)/openglue $(PYTHON) bench/bookmarks/run.py $(BENCH_BOOKMARKS_ARGS)
 
 docs: build
 	@$(PYTHON) tools/compatibility.py $(BUILD)/openglue

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <cerrno>
 #include <cstring>
 #include <set>
 #include <filesystem>
@@ -13,10 +14,12 @@
 #include <thread>
 
 #include "api/authorizer.h"
+#include "api/bookmark_operations.h"
 #include "api/http_server.h"
 #include "api/router.h"
 #include "api/run_secrets.h"
 #include "api/service_model.h"
+#include "bookmarks/bookmark_service.h"
 #include "catalog/catalog.h"
 #include "resource/tags.h"
 #include "jobs/job_service.h"
@@ -56,6 +59,9 @@ const char* kUsage = R"(openglue - a self-hostable AWS Glue
 Usage:
   openglue serve [options]     start the server (Glue JSON 1.1 API on HTTP)
   openglue operations          list the Glue operations and whether OpenGlue implements them
+  openglue bookmarks show|history|diff|plan JOB ...
+                               inspect a job's bookmark and what its next run would read
+                               (docs/bookmarks.md; `openglue bookmarks --help`)
   openglue version             print the version
   openglue --help              this text
 
@@ -192,9 +198,34 @@ int Serve(int argc, char** argv) {
   store_options.reader_idle = std::chrono::seconds(config.store_reader_idle_seconds);
   auto store = store::SqliteStore::Make(config.data_dir + "/catalog.db", store_options);
   if (!store.ok()) return Fail(store.status().message());
+  // The key that seals connection passwords: a configured file must exist; the default one is
+  // made on first start, unless the store already holds passwords sealed with a lost key.
+  std::unique_ptr<catalog::ConnectionCipher> connection_cipher;
+  bool new_connection_key = false;
+  std::string connection_key_path = config.connection_key_file.empty()
+                                        ? config.data_dir + "/connection.key"
+                                        : config.connection_key_file;
+  if (!config.connection_key_file.empty() || std::filesystem::exists(connection_key_path, ec)) {
+    // An older default key file may have been made with looser permissions: tighten them.
+    if (config.connection_key_file.empty()) chmod(connection_key_path.c_str(), 0600);
+    auto loaded = catalog::ConnectionCipher::FromFile(connection_key_path);
+    if (!loaded.ok()) return Fail(loaded.status().message());
+    connection_cipher = std::move(*loaded);
+  } else {
+    connection_cipher = catalog::ConnectionCipher::Generate(&random);
+    new_connection_key = true;
+  }
   catalog::CatalogOptions catalog_options{config.account_id, config.region};
+  catalog_options.connection_cipher = connection_cipher.get();
+  catalog_options.random = &random;
   auto catalog = catalog::Catalog::Make(store->get(), &clock, catalog_options);
   if (!catalog.ok()) return Fail(catalog.status().message());
+  if (!(st = (*catalog)->CheckConnectionKey(connection_cipher.get())).ok())
+    return Fail(st.message() + (new_connection_key ? " (the connection key file " + connection_key_path +
+                                                         " is missing)"
+                                                   : " (key file " + connection_key_path + ")"));
+  if (new_connection_key && !(st = connection_cipher->Save(connection_key_path)).ok())
+    return Fail(st.message());
   // One tag store for every service: each registers the ARN types it resolves.
   resource::TagService tags(store->get(), config.region);
   catalog::RegisterTaggableResources(&tags);
@@ -316,6 +347,8 @@ int Serve(int argc, char** argv) {
   job_options.python = config.python;
   job_options.runtime_path = runtime_path;
   job_options.max_concurrent_runs = config.max_concurrent_runs;
+  // DeleteJob deletes the job's bookmark in its own transaction.
+  job_options.on_delete_job = &bookmarks::BookmarkService::DeleteJobBookmarks;
   api::SigV4Verifier* verifier = (*server)->verifier();
   const api::RunSecrets* secrets = &*run_secrets;
   jobs::RunCredentials run_credentials{
@@ -339,6 +372,13 @@ int Serve(int argc, char** argv) {
                                             &run_output, run_credentials, job_options);
   if (!job_service.ok()) return Fail(job_service.status().message());
   router.RegisterJobs(job_service->get());
+  // Job bookmarks: the state is the bookmarks module's, the jobs and runs it belongs to jobs'.
+  bookmarks::BookmarkOptions bookmark_options;
+  bookmark_options.history_limit = config.bookmark_history_limit;
+  auto bookmark_service = bookmarks::BookmarkService::Make(store->get(), &clock,
+                                                           api::BookmarkJobsView(), bookmark_options);
+  if (!bookmark_service.ok()) return Fail(bookmark_service.status().message());
+  api::RegisterBookmarks(&router, bookmark_service->get(), &authorizer);
   tags.Register("job", [](store::Transaction* txn, const resource::Arn& arn) {
     return jobs::JobExists(txn, arn.resource);
   });
@@ -384,6 +424,25 @@ int Serve(int argc, char** argv) {
   return 0;
 }
 
+// `openglue bookmarks ...` is the Python tool awsglue.bookmark_tool (it reuses the runtime's
+// listing and selection): exec the build's interpreter on it, with the runtime on PYTHONPATH
+// (OPENGLUE_RUNTIME_PATH, the serve option's variable, else the source tree's python/).
+int Bookmarks(int argc, char** argv) {
+  std::string python = openglue::BuildPython();
+  const char* configured = std::getenv("OPENGLUE_RUNTIME_PATH");
+  std::string runtime = configured && *configured ? configured : OPENGLUE_PYTHON_DIR;
+  const char* inherited = std::getenv("PYTHONPATH");
+  std::string path = runtime + (inherited && *inherited ? ":" + std::string(inherited) : "");
+  if (setenv("PYTHONPATH", path.c_str(), 1) != 0) return Fail("cannot set PYTHONPATH");
+  std::vector<std::string> args = {python, "-m", "awsglue.bookmark_tool"};
+  for (int i = 0; i < argc; ++i) args.emplace_back(argv[i]);
+  std::vector<char*> exec_argv;
+  for (std::string& arg : args) exec_argv.push_back(arg.data());
+  exec_argv.push_back(nullptr);
+  execv(python.c_str(), exec_argv.data());
+  return Fail("cannot run " + python + " for `openglue bookmarks`: " + std::strerror(errno));
+}
+
 int ListOperations() {
   using namespace openglue;
   auto model = api::ServiceModel::MakeEmbedded();
@@ -394,8 +453,12 @@ int ListOperations() {
   for (const auto& [name, method] : catalog::Catalog::Operations()) router.RegisterGlue(name, nullptr);
   for (const auto& [name, method] : jobs::JobService::Operations()) router.RegisterGlue(name, nullptr);
   for (const auto& [name, method] : resource::TagService::Operations()) router.RegisterGlue(name, nullptr);
+  for (const char* name : {"GetJobBookmark", "ResetJobBookmark"}) router.RegisterGlue(name, nullptr);
   for (const std::string& name : (*model)->OperationNames())
     std::cout << name << "\t" << (router.Implements(name) ? "implemented" : "not yet") << "\n";
+  // Not in the model: OpenGlue's own operations (docs/compatibility.md lists them apart).
+  for (const std::string& name : api::BookmarkExtensionOperations())
+    std::cout << name << "\textension\n";
   return 0;
 }
 
@@ -410,6 +473,7 @@ int main(int argc, char** argv) {
   std::string command = argv[1];
   if (command == "serve") return Serve(argc - 2, argv + 2);
   if (command == "operations") return ListOperations();
+  if (command == "bookmarks") return Bookmarks(argc - 2, argv + 2);
   if (command == "version" || command == "--version") {
     std::cout << "openglue " << kVersion << "\n";
     return 0;

@@ -15,9 +15,23 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOC = os.path.join(ROOT, "docs", "compatibility.md")
 
 
+# One line per extension operation (docs/bookmarks.md has their requests and errors).
+EXTENSION_PURPOSE = {
+    "OpenGlueCommitJobBookmark":
+        "a job run commits its bookmark: `{JobName, RunId, JobBookmark, Reads?}` -> "
+        "`{JobBookmarkEntry}`; only the run's own credentials, only while it is RUNNING with "
+        "`job-bookmark-enable`, once",
+    "OpenGlueGetJobBookmarkHistory":
+        "a job's bookmark history, oldest first: `{JobName, MaxResults?, NextToken?}` -> "
+        "`{History: [...], NextToken?}`",
+}
+
+
 def render(binary):
     out = subprocess.run([binary, "operations"], check=True, capture_output=True, text=True).stdout
-    rows = [line.split("\t") for line in out.strip().splitlines()]
+    every = [line.split("\t") for line in out.strip().splitlines()]
+    rows = [(name, state) for name, state in every if state != "extension"]
+    extensions = [name for name, state in every if state == "extension"]
     done = [name for name, state in rows if state == "implemented"]
     lines = [
         "# Glue API compatibility",
@@ -34,6 +48,19 @@ def render(binary):
     ]
     lines += [f"| {name} | {'implemented' if state == 'implemented' else 'not yet'} |"
               for name, state in rows]
+    if extensions:
+        lines += [
+            "",
+            "## OpenGlue extensions",
+            "",
+            "Operations OpenGlue adds to Glue's, on the same endpoint and protocol (JSON 1.1,",
+            "`X-Amz-Target: AWSGlue.<Operation>`, SigV4). They are not in botocore's model, so boto3",
+            "has no method for them: sign a POST with botocore's `SigV4Auth` (service `glue`).",
+            "",
+            "| Operation | Purpose |",
+            "|---|---|",
+        ]
+        lines += [f"| {name} | {EXTENSION_PURPOSE.get(name, '')} |" for name in extensions]
     return "\n".join(lines) + "\n"
 
 

@@ -28,6 +28,15 @@ class CatalogError(RuntimeError):
     """A catalog table cannot be used as asked (missing, unsupported format, bad predicate)."""
 
 
+class JdbcCatalogTable(CatalogError):
+    """The table is a JDBC table (a connectionName parameter): read or written through
+    awsglue.jdbc, not as files. `table` is GetTable's Table."""
+
+    def __init__(self, message: str, table: Dict[str, Any]):
+        super().__init__(message)
+        self.table = table
+
+
 @dataclass
 class CatalogSource:
     """What to read for a catalog table (see resolve_source)."""
@@ -281,10 +290,13 @@ def _check_readable(table: Dict[str, Any], what: str) -> None:
     params = {k.lower(): (v or "").lower() for k, v in (table.get("Parameters") or {}).items()}
     if params.get("table_type") in ("iceberg", "delta", "hudi"):
         raise CatalogError(f"table {what} is an {params['table_type']} table: not supported yet")
+    if params.get("connectionname") and params.get("classification", "") in (
+            "postgresql", "mysql", "mariadb", "jdbc", ""):
+        raise JdbcCatalogTable(f"table {what} is a JDBC table", table)
     if params.get("connectionname") or params.get("classification") in (
             "postgresql", "mysql", "sqlserver", "oracle", "redshift", "jdbc"):
-        raise CatalogError(f"table {what} is a JDBC table: JDBC sources are not supported yet "
-                           "(issue: bookmarks, JDBC sources and connections)")
+        raise CatalogError(f"table {what} is a JDBC table of a database the embedded engine does "
+                           "not read (supported: postgresql, mysql)")
     location = ((table.get("StorageDescriptor") or {}).get("Location") or "").strip()
     if not location:
         raise CatalogError(f"table {what} has no StorageDescriptor.Location to read or write")

@@ -5,13 +5,14 @@ import time
 from typing import Dict, List, Optional
 
 from . import gluetypes as gt
-from ._compat import select_and_register, spark_unavailable
+from ._compat import bookmark_options, select_and_register, spark_unavailable
 from ._embedded import EmbeddedEngine
 from .dynamicframe import DynamicFrame, DynamicFrameReader, DynamicFrameWriter
 
 __all__ = ["GlueContext", "DataSource", "DataSink", "GlueLogger"]
 
 _FILE_CONNECTIONS = {"s3", "file", "local"}
+_JDBC_CONNECTIONS = {"postgresql", "mysql", "mariadb"}
 _PURGE_DEFAULT_HOURS = 168
 
 
@@ -64,6 +65,39 @@ def _partition_names(keys) -> List[str]:
     return [k[0] if isinstance(k, (tuple, list)) else str(k) for k in (keys or [])]
 
 
+_OVERWRITE_MODES = ("append", "dynamic")
+
+
+def _glob_literal(text: str) -> str:
+    """`text` as a Glue glob that matches exactly itself."""
+    return "".join("\\" + c if c in "\\*?[]{},!" else c for c in text)
+
+
+def _write_files(engine, frame: "DynamicFrame", path: str, fmt: str, format_options: dict,
+                 partition_keys: List[str], options: dict) -> List[str]:
+    """Writes `frame` under `path` and returns the files written. With the connection option
+    `partitionOverwriteMode` "dynamic" (Spark's name for it; the default "append" adds files),
+    each partition folder this write puts files in keeps only this write's files: the folder's
+    earlier files are deleted once the new ones are written. A run repeated after failing before
+    `job.commit()` then replaces its partitions instead of adding duplicates; partitions it does
+    not write are left alone."""
+    mode = str(options.get("partitionOverwriteMode") or "append").lower()
+    if mode not in _OVERWRITE_MODES:
+        raise ValueError("partitionOverwriteMode must be one of {} (got {!r})".format(
+            ", ".join(_OVERWRITE_MODES), options.get("partitionOverwriteMode")))
+    if mode == "dynamic" and not partition_keys:
+        raise ValueError("partitionOverwriteMode \"dynamic\" needs partitionKeys: it replaces "
+                         "the partition folders a write puts files in")
+    uris = engine.write(frame._plan, path, fmt, format_options, partition_keys)
+    if mode == "dynamic":
+        folders: Dict[str, List[str]] = {}
+        for uri in uris:
+            folders.setdefault(uri.rsplit("/", 1)[0], []).append(_glob_literal(uri))
+        for folder, keep in sorted(folders.items()):
+            engine.purge(folder, None, keep)
+    return uris
+
+
 def glue_type_string(dt: gt.DataType) -> str:
     """A Glue type as the type name a catalog update takes (`long`, `decimal(10,2)`,
     `array<struct<a:int>>`); an unresolved choice is written as a struct of its members and a
@@ -93,6 +127,11 @@ def _catalog_columns(schema: gt.StructType, pkeys: List[str]):
     columns = [(f.name, types[f.name]) for f in schema.fields if f.name not in pkeys]
     keys = [(k, types.get(k, "string")) for k in pkeys]
     return columns, keys
+
+
+def _jdbc():
+    from . import jdbc
+    return jdbc
 
 
 def _catalog():
@@ -155,9 +194,12 @@ class GlueContext:
                                           **kwargs) -> DynamicFrame:
         connection_options = dict(connection_options or {})
         ctype = (connection_type or "s3").lower()
+        if ctype in _JDBC_CONNECTIONS:
+            return self._read_jdbc(_jdbc().resolve(ctype, connection_options), connection_options,
+                                   transformation_ctx, connection_options.get("dbtable", ""))
         if ctype not in _FILE_CONNECTIONS:
             raise ValueError("connection_type {!r} is not supported by the embedded engine "
-                             "(supported: s3, file; JDBC sources arrive with bookmarks' issue 9)"
+                             "(supported: s3, file, postgresql, mysql)"
                              .format(connection_type))
         if not format:
             raise ValueError("create_dynamic_frame.from_options needs format= (csv, json, parquet, "
@@ -166,8 +208,7 @@ class GlueContext:
         listing = self._engine.list_files(paths, connection_options)
         listing = select_and_register(transformation_ctx, {
             "type": ctype, "paths": paths, "format": format,
-            "maxBand": connection_options.get("maxBand"),
-            "maxFilesInBand": connection_options.get("maxFilesInBand")}, listing)
+            **bookmark_options(connection_options)}, listing)
         plan = self._engine.read_files(listing, format, dict(format_options or {}),
                                        connection_options)
         return DynamicFrame(plan, self, transformation_ctx or "", transformation_ctx)
@@ -181,10 +222,15 @@ class GlueContext:
             raise ValueError("from_catalog needs database and table_name")
         additional_options = dict(additional_options or {})
         cat = _catalog()
-        src = cat.resolve_source(
-            database, table_name, push_down_predicate=push_down_predicate or "",
-            catalog_partition_predicate=additional_options.get("catalogPartitionPredicate", "") or "",
-            additional_options=additional_options, catalog_id=catalog_id)
+        try:
+            src = cat.resolve_source(
+                database, table_name, push_down_predicate=push_down_predicate or "",
+                catalog_partition_predicate=additional_options.get("catalogPartitionPredicate", "")
+                or "", additional_options=additional_options, catalog_id=catalog_id)
+        except getattr(cat, "JdbcCatalogTable", ()) as jdbc_table:
+            target, options = _jdbc().catalog_target(jdbc_table.table, additional_options,
+                                                     catalog_id)
+            return self._read_jdbc(target, options, transformation_ctx, table_name)
         parts, listing = [], []
         list_opts = {k: additional_options[k] for k in ("recurse", "exclusions")
                      if k in additional_options}
@@ -194,7 +240,11 @@ class GlueContext:
             parts.append(([u for u, _, _ in files], dict(values)))
         kept = select_and_register(transformation_ctx, {
             "type": "s3", "database": database, "table": table_name,
-            "paths": [loc for loc, _ in src.paths], "format": src.format}, listing)
+            "location": getattr(src, "location", None),
+            "paths": [loc for loc, _ in src.paths], "format": src.format,
+            "push_down_predicate": push_down_predicate or None,
+            "catalogPartitionPredicate": additional_options.get("catalogPartitionPredicate"),
+            **bookmark_options(additional_options)}, listing)
         if len(kept) != len(listing) or kept != listing:
             keep = {u for u, _, _ in kept}
             parts = [([u for u in files if u in keep], values) for files, values in parts]
@@ -207,6 +257,11 @@ class GlueContext:
         plan = self._engine.read_catalog(parts, listing, src.format, fmt_opts,
                                          list(src.schema_columns), list(src.partition_keys))
         return DynamicFrame(plan, self, table_name, transformation_ctx)
+
+    def _read_jdbc(self, target, options: dict, transformation_ctx: str, name: str) -> DynamicFrame:
+        table = _jdbc().read(target, options, transformation_ctx or "")
+        return DynamicFrame(self._engine.from_arrow(table), self, name or target.dbtable,
+                            transformation_ctx)
 
     def getCatalogSource(self, database: Optional[str] = None, table_name: Optional[str] = None,
                          redshift_tmp_dir: str = "", transformation_ctx: str = "",
@@ -228,14 +283,19 @@ class GlueContext:
                                          transformation_ctx: str = "") -> DynamicFrame:
         connection_options = dict(connection_options or {})
         ctype = (connection_type or "s3").lower()
+        if ctype in _JDBC_CONNECTIONS:
+            target = _jdbc().resolve(ctype, connection_options)
+            return self._write_jdbc(frame, target, connection_options, transformation_ctx)
         if ctype not in _FILE_CONNECTIONS:
             raise ValueError("connection_type {!r} is not supported by the embedded engine "
-                             "(supported: s3, file)".format(connection_type))
+                             "(supported: s3, file, postgresql, mysql)".format(connection_type))
         path = connection_options.get("path")
         if not path:
             raise ValueError("write_dynamic_frame.from_options needs connection_options[\"path\"]")
-        uris = self._engine.write(frame._plan, path, format or "json", dict(format_options or {}),
-                                  _partition_names(connection_options.get("partitionKeys")))
+        uris = _write_files(self._engine, frame, path, format or "json",
+                            dict(format_options or {}),
+                            _partition_names(connection_options.get("partitionKeys")),
+                            connection_options)
         self.written[transformation_ctx or path] = uris
         return frame
 
@@ -248,11 +308,17 @@ class GlueContext:
             raise ValueError("write_dynamic_frame.from_catalog needs database and table_name")
         additional_options = dict(additional_options or {})
         cat = _catalog()
-        sink = cat.resolve_sink(database, table_name, catalog_id=catalog_id)
+        try:
+            sink = cat.resolve_sink(database, table_name, catalog_id=catalog_id)
+        except getattr(cat, "JdbcCatalogTable", ()) as jdbc_table:
+            target, options = _jdbc().catalog_target(jdbc_table.table, additional_options,
+                                                     catalog_id)
+            return self._write_jdbc(frame, target, options, transformation_ctx)
         pkeys = _partition_names(additional_options.get("partitionKeys")
                                  or getattr(sink, "partition_keys", None))
-        uris = self._engine.write(frame._plan, sink.path, sink.format,
-                                  dict(getattr(sink, "format_options", None) or {}), pkeys)
+        uris = _write_files(self._engine, frame, sink.path, sink.format,
+                            dict(getattr(sink, "format_options", None) or {}), pkeys,
+                            additional_options)
         self.written[transformation_ctx or "{}.{}".format(database, table_name)] = uris
         columns, keys = _catalog_columns(frame.schema(), pkeys)
         enable = str(additional_options.get("enableUpdateCatalog", "false")).lower() == "true"
@@ -260,6 +326,37 @@ class GlueContext:
                                additional_options.get("updateBehavior", "UPDATE_IN_DATABASE"),
                                enable)
         return frame
+
+    def _write_jdbc(self, frame: DynamicFrame, target, options: dict,
+                    transformation_ctx: str) -> DynamicFrame:
+        table = self._engine.to_arrow(frame._plan)
+        n = _jdbc().write(target, table, options)
+        key = transformation_ctx or "{}:{}".format(target.label, options.get("dbtable")
+                                                   or target.dbtable)
+        self.written[key] = ["{}/{}".format(target.url, options.get("dbtable") or target.dbtable)]
+        self._logger.info("wrote {} rows into {} on {}".format(
+            n, options.get("dbtable") or target.dbtable, target.url))
+        return frame
+
+    def write_dynamic_frame_from_jdbc_conf(self, frame: DynamicFrame, catalog_connection: str,
+                                           connection_options=None, redshift_tmp_dir: str = "",
+                                           transformation_ctx: str = "",
+                                           catalog_id: Optional[str] = None) -> DynamicFrame:
+        """Writes into a JDBC table of the Glue connection `catalog_connection`:
+        connection_options `dbtable` (required) and `database` (replaces the URL's database)."""
+        options = dict(connection_options or {})
+        target = _jdbc().resolve("", options, catalog_id=catalog_id,
+                                 connection_name=catalog_connection,
+                                 database=options.get("database"))
+        return self._write_jdbc(frame, target, options, transformation_ctx)
+
+    write_from_jdbc_conf = write_dynamic_frame_from_jdbc_conf
+
+    def getJDBCSink(self, catalog_connection: str, options=None, redshift_tmp_dir: str = "",
+                    transformation_ctx: str = "", catalog_id: Optional[str] = None):
+        sink = DataSink(self, "jdbc", None, transformation_ctx, dict(options or {}))
+        sink._jdbc_conf = (catalog_connection, catalog_id)
+        return sink
 
     def getCatalogSink(self, database: str, table_name: str, redshift_tmp_dir: str = "",
                        transformation_ctx: str = "", additional_options=None,
@@ -316,7 +413,9 @@ class GlueContext:
                                                      additional_options, catalog_id)
 
     def extract_jdbc_conf(self, connection_name, catalog_id=None):
-        raise NotImplementedError("Glue connections arrive with issue 9; not supported yet")
+        """The JDBC settings of a Glue connection, as Glue returns them: url (without the
+        database), fullUrl, user, password, vendor and the SSL fields (awsglue.jdbc)."""
+        return _jdbc().extract_jdbc_conf(connection_name, catalog_id)
 
 
 class DataSource:
@@ -372,18 +471,33 @@ class DataSink:
 
     def writeFrame(self, dynamic_frame: DynamicFrame, info: str = "") -> DynamicFrame:
         opts = self._options
+        conf = getattr(self, "_jdbc_conf", None)
+        if conf is not None:
+            return self._ctx.write_dynamic_frame_from_jdbc_conf(
+                dynamic_frame, conf[0], opts, transformation_ctx=self._ctxname, catalog_id=conf[1])
+        if (self._type or "").lower() in _JDBC_CONNECTIONS:
+            return self._ctx.write_dynamic_frame_from_options(
+                dynamic_frame, self._type, opts, transformation_ctx=self._ctxname)
         path, fmt, fmt_opts = opts.get("path"), self._format, dict(self._format_options)
         pkeys = _partition_names(opts.get("partitionKeys"))
         if self._catalog is not None and not path:
-            sink = _catalog().resolve_sink(self._catalog[0], self._catalog[1],
-                                           catalog_id=self._catalog[2])
+            cat = _catalog()
+            try:
+                sink = cat.resolve_sink(self._catalog[0], self._catalog[1],
+                                        catalog_id=self._catalog[2])
+            except getattr(cat, "JdbcCatalogTable", ()):
+                return self._ctx.write_dynamic_frame_from_catalog(
+                    dynamic_frame, self._catalog[0], self._catalog[1],
+                    transformation_ctx=self._ctxname, additional_options=opts,
+                    catalog_id=self._catalog[2])
             path = sink.path
             fmt = fmt or sink.format
             fmt_opts = fmt_opts or dict(getattr(sink, "format_options", None) or {})
             pkeys = pkeys or _partition_names(getattr(sink, "partition_keys", None))
         if not path:
             raise ValueError("getSink needs path= (or setCatalogInfo for a catalog table)")
-        uris = self._ctx._engine.write(dynamic_frame._plan, path, fmt or "json", fmt_opts, pkeys)
+        uris = _write_files(self._ctx._engine, dynamic_frame, path, fmt or "json", fmt_opts, pkeys,
+                            opts)
         self._ctx.written[self._ctxname or str(path)] = uris
         if self._catalog is not None:
             db, table, catalog_id = self._catalog

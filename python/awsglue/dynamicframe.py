@@ -423,8 +423,12 @@ class DynamicFrameWriter:
             frame, database or name_space, table_name, redshift_tmp_dir, transformation_ctx,
             additional_options, catalog_id)
 
-    def from_jdbc_conf(self, *args, **kwargs):
-        raise NotImplementedError("JDBC sinks arrive with issue 9 (connections); not supported yet")
+    def from_jdbc_conf(self, frame: DynamicFrame, catalog_connection: str, connection_options=None,
+                       redshift_tmp_dir: str = "", transformation_ctx: str = "",
+                       catalog_id: Optional[str] = None) -> DynamicFrame:
+        return self._glue_context.write_dynamic_frame_from_jdbc_conf(
+            frame, catalog_connection, connection_options, redshift_tmp_dir, transformation_ctx,
+            catalog_id)
 
 
 def _warn(msg: str) -> None:

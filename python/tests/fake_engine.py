@@ -209,11 +209,32 @@ def write(stream, path, fmt, options, partition_keys, storage):
     return uris
 
 
+def _glob_regex(pattern):
+    """A Glue glob without classes or groups (`**`, `*`, `?`, `\\` escapes) as a regex."""
+    out, i = [], 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and i + 1 < len(pattern):
+            out.append(re.escape(pattern[i + 1]))
+            i += 2
+            continue
+        if pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        out.append({"*": "[^/]*", "?": "[^/]"}.get(c, re.escape(c)))
+        i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
 def delete_prefix(path, storage, older_than_ms=None, exclusions=None):
     CALLS.append(("delete_prefix", path, older_than_ms, exclusions))
+    keep = [_glob_regex(p) for p in exclusions or []]
     out = []
     for uri, size, mtime in list_files([path], {}, storage):
         if older_than_ms is not None and mtime >= older_than_ms:
+            continue
+        if any(k.match(uri) for k in keep):
             continue
         os.remove(_local(uri, storage))
         out.append(uri)

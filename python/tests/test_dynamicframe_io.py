@@ -22,6 +22,7 @@ from awsglue.context import GlueContext
 from awsglue.dynamicframe import DynamicFrame
 
 import fake_engine
+from job_isolation import no_current_job  # noqa: F401  (autouse: no Job leaks between tests)
 
 @pytest.fixture(params=["fake", "real"])
 def engine(request, monkeypatch, tmp_path):
@@ -154,7 +155,7 @@ class _RecordingJob:
         self.keep_suffix = keep_suffix
         self.selected, self.registered = [], []
 
-    def select_new(self, ctx_name, files):
+    def select_new(self, ctx_name, files, options=None):
         self.selected.append((ctx_name, list(files)))
         return [f for f in files if f[0].endswith(self.keep_suffix)]
 
@@ -283,6 +284,37 @@ def test_purge_s3_path_respects_retention(engine, ctx, tmp_path):
     time.sleep(0.01)
     ctx.purge_s3_path("s3://tmp/p/", {"retentionPeriod": 0})
     assert os.listdir(tmp_path / "s3/tmp/p") == []
+
+
+def test_dynamic_partition_overwrite_replaces_only_the_partitions_written(engine, ctx, tmp_path):
+    def write(records, **options):
+        ctx.write_dynamic_frame.from_options(
+            frame=DynamicFrame.from_records(records, ctx), connection_type="s3",
+            connection_options={"path": "s3://out/ow/", "partitionKeys": ["day"], **options},
+            format="json")
+
+    def partition(day):
+        lines = []
+        for f in sorted(glob.glob(str(tmp_path / "s3/out/ow/day={}/*".format(day)))):
+            lines += [json.loads(line) for line in open(f)]
+        return sorted(r["v"] for r in lines)
+
+    write([{"day": "1", "v": 1}, {"day": "2", "v": 2}])
+    write([{"day": "2", "v": 20}, {"day": "3", "v": 3}], partitionOverwriteMode="dynamic")
+    assert [partition(d) for d in "123"] == [[1], [20], [3]]
+    write([{"day": "2", "v": 20}, {"day": "3", "v": 3}], partitionOverwriteMode="dynamic")
+    assert [partition(d) for d in "123"] == [[1], [20], [3]]  # a repeat leaves no duplicates
+    write([{"day": "3", "v": 4}])  # the default appends
+    assert partition("3") == [3, 4]
+    # Bad input is refused before anything is written.
+    with pytest.raises(ValueError, match="partitionOverwriteMode must be one of append, dynamic"):
+        write([{"day": "4", "v": 5}], partitionOverwriteMode="static")
+    with pytest.raises(ValueError, match="needs partitionKeys"):
+        ctx.write_dynamic_frame.from_options(
+            frame=DynamicFrame.from_records([{"day": "5", "v": 6}], ctx), connection_type="s3",
+            connection_options={"path": "s3://out/ow/", "partitionOverwriteMode": "dynamic"},
+            format="json")
+    assert sorted(os.listdir(tmp_path / "s3/out/ow")) == ["day=1", "day=2", "day=3"]
 
 
 def test_spigot_writes_sample(engine, ctx, tmp_path):

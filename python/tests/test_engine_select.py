@@ -135,3 +135,7 @@ def test_command_line_prints_the_decision(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "awsglue.engine_select", str(script),
                           "--engine", "fast"], capture_output=True, text=True, timeout=60, env=ENV)
     assert bad.returncode == 2 and "not an engine" in bad.stderr
+
+
+# At the end: test_engine_choices checks line numbers of this file.
+from job_isolation import no_current_job  # noqa: F401  (autouse: no Job leaks between tests)

@@ -5,6 +5,7 @@ import pytest
 
 from awsglue.job import STATE_FILE, Job, current_job
 from awsglue.utils import GlueArgumentError
+from job_isolation import no_current_job  # noqa: F401  (autouse: no Job leaks between tests)
 
 
 def test_init_makes_the_job_current_and_validates_bookmark_options():

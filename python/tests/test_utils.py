@@ -2,6 +2,7 @@ import pytest
 
 from awsglue.job import Job, current_job
 from awsglue.utils import GlueArgumentError, getResolvedOptions
+from job_isolation import no_current_job  # noqa: F401  (autouse: no Job leaks between tests)
 
 ARGV = ["script.py", "--JOB_NAME", "orders", "--JOB_ID", "j_orders", "--JOB_RUN_ID", "jr_1",
         "--TempDir", "/tmp/x"]

@@ -57,7 +57,8 @@ const std::vector<std::string>& DefaultRunPolicy() {
       // Connections: read only.
       "glue:GetConnection", "glue:GetConnections",
       // The run's own bookmark. The bookmark handlers check that the run asks for its own job.
-      "glue:GetJobBookmark",
+      "glue:GetJobBookmark", "glue:OpenGlueGetJobBookmarkHistory",
+      "glue:OpenGlueCommitJobBookmark",
       // Workflow-run properties (a job started by a workflow shares state through them).
       "glue:GetWorkflowRunProperties", "glue:PutWorkflowRunProperties",
       // Logs: read.
@@ -79,6 +80,13 @@ void RunAuthorizer::AddRun(const std::string& access_key_id, RunPrincipal run) {
 void RunAuthorizer::RemoveRun(const std::string& access_key_id) {
   MutexLock lock(&mutex_);
   runs_.erase(access_key_id);
+}
+
+std::optional<RunPrincipal> RunAuthorizer::FindRun(const std::string& access_key_id) const {
+  MutexLock lock(&mutex_);
+  auto it = runs_.find(access_key_id);
+  if (it == runs_.end()) return std::nullopt;
+  return it->second;
 }
 
 const std::vector<std::string>& RunAuthorizer::PolicyFor(const std::string& role) const {

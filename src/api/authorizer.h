@@ -12,6 +12,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -48,6 +49,14 @@ class RunAuthorizer {
 
   void AddRun(const std::string& access_key_id, RunPrincipal run);
   void RemoveRun(const std::string& access_key_id);
+
+  // The run `access_key_id` stands for while the run is active (between AddRun and
+  // RemoveRun), else nullopt.
+  std::optional<RunPrincipal> FindRun(const std::string& access_key_id) const EXCLUDES(mutex_);
+  // Whether `access_key_id` is one of the configured administrator credentials.
+  bool IsAdministrator(const std::string& access_key_id) const {
+    return administrators_.count(access_key_id) > 0;
+  }
 
   // OK when `principal` may call `action`. An empty principal (the server runs with auth =
   // none) may do everything. Otherwise AccessDenied naming the principal and the action.

@@ -29,6 +29,26 @@ TEST(ActionMatches, IamWildcardsCaseInsensitive) {
   EXPECT_FALSE(ActionMatches("glue:*a*a*a*a*a*a*a*a*a*a*a*a*b", action));
 }
 
+TEST(RunAuthorizer, FindRunAndBookmarkActions) {
+  RunAuthorizer authorizer({"admin"}, {});
+  EXPECT_FALSE(authorizer.FindRun("OGRUN1").has_value());
+  authorizer.AddRun("OGRUN1", {"orders", "jr_1", "SomeRole"});
+  auto run = authorizer.FindRun("OGRUN1");
+  ASSERT_TRUE(run.has_value());
+  EXPECT_EQ(run->job, "orders");
+  EXPECT_EQ(run->run_id, "jr_1");
+  EXPECT_TRUE(authorizer.IsAdministrator("admin"));
+  EXPECT_FALSE(authorizer.IsAdministrator("OGRUN1"));
+  // The default run policy: read and commit its bookmark, never reset it.
+  for (const char* action : {"glue:GetJobBookmark", "glue:OpenGlueCommitJobBookmark",
+                             "glue:OpenGlueGetJobBookmarkHistory"})
+    EXPECT_TRUE(authorizer.Authorize("OGRUN1", action).ok()) << action;
+  EXPECT_EQ(authorizer.Authorize("OGRUN1", "glue:ResetJobBookmark").code(),
+            StatusCode::kAccessDenied);
+  authorizer.RemoveRun("OGRUN1");
+  EXPECT_FALSE(authorizer.FindRun("OGRUN1").has_value());
+}
+
 TEST(RunAuthorizer, AdministratorsRunsAndStrangers) {
   RunAuthorizer authorizer({"admin"}, {{"Narrow", {"glue:GetTable"}}, {"Wide", {"glue:*"}}});
   EXPECT_TRUE(authorizer.Authorize("admin", "glue:DeleteJob").ok());

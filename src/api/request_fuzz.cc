@@ -1,6 +1,6 @@
 // Fuzz target: the request path behind the HTTP front end. JSON parse -> service-model
 // validation -> handler input decoding -> the real catalog and job services on a temporary
-// SQLite store, through api::Router::Handle, exactly as the server wires them (without HTTP
+// SQLite store (and the bookmark operations), through api::Router::Handle, exactly as the server wires them (without HTTP
 // and without authentication).
 //
 // Input format: the first line is the operation ("CreateTable", or any X-Amz-Target text that
@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 
+#include "api/bookmark_operations.h"
 #include "api/router.h"
 #include "api/service_model.h"
 #include "catalog/catalog.h"
@@ -64,6 +65,8 @@ struct Services {
   std::string dir;
   FakeClock clock{1773480413000};
   std::unique_ptr<store::SqliteStore> store;
+  std::unique_ptr<catalog::ConnectionCipher> connection_cipher;
+  SeededRandom connection_random{7};
   std::unique_ptr<catalog::Catalog> catalog;
   std::unique_ptr<resource::TagService> tags;
   std::unique_ptr<api::ServiceModel> model;
@@ -74,6 +77,7 @@ struct Services {
   SeededRandom random{42};
   NoLauncher launcher;
   std::unique_ptr<jobs::JobService> jobs;
+  std::unique_ptr<bookmarks::BookmarkService> bookmarks;
 };
 
 [[noreturn]] void Die(const std::string& what) {
@@ -89,7 +93,13 @@ Services* Setup() {
   auto store = store::SqliteStore::Make(s->dir + "/catalog.db");
   if (!store.ok()) Die(store.status().message());
   s->store = std::move(*store);
-  auto catalog = catalog::Catalog::Make(s->store.get(), &s->clock, catalog::CatalogOptions{});
+  auto cipher = catalog::ConnectionCipher::FromKey(std::string(catalog::ConnectionCipher::kKeyBytes, 'k'));
+  if (!cipher.ok()) Die(cipher.status().message());
+  s->connection_cipher = std::move(*cipher);
+  catalog::CatalogOptions catalog_options;
+  catalog_options.connection_cipher = s->connection_cipher.get();
+  catalog_options.random = &s->connection_random;
+  auto catalog = catalog::Catalog::Make(s->store.get(), &s->clock, catalog_options);
   if (!catalog.ok()) Die(catalog.status().message());
   s->catalog = std::move(*catalog);
   s->tags = std::make_unique<resource::TagService>(s->store.get(), "us-east-1");
@@ -112,6 +122,7 @@ Services* Setup() {
   jobs::JobServiceOptions options;
   options.data_dir = s->dir;
   options.endpoint = "http://127.0.0.1:1";
+  options.on_delete_job = &bookmarks::BookmarkService::DeleteJobBookmarks;
   jobs::RunCredentials credentials{
       [](const jobs::RunGrant& grant) { return "fuzz-secret-" + grant.access_key_id; },
       [](const std::string&) {}};
@@ -124,6 +135,11 @@ Services* Setup() {
     return jobs::JobExists(txn, arn.resource);
   });
   s->router->RegisterLogs(s->logs.get());
+  auto bookmark_service = bookmarks::BookmarkService::Make(s->store.get(), &s->clock,
+                                                           api::BookmarkJobsView());
+  if (!bookmark_service.ok()) Die(bookmark_service.status().message());
+  s->bookmarks = std::move(*bookmark_service);
+  api::RegisterBookmarks(s->router.get(), s->bookmarks.get(), nullptr);
   return s;
 }
 

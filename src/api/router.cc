@@ -6,7 +6,27 @@
 namespace openglue::api {
 
 void Router::RegisterGlue(const std::string& name, Handler handler) {
-  glue_[name] = std::move(handler);
+  PrincipalHandler wrapped;
+  if (handler)
+    wrapped = [handler = std::move(handler)](const Json& request, const std::string&) {
+      return handler(request);
+    };
+  glue_[name] = {std::move(wrapped), false};
+}
+
+void Router::RegisterGlueWithPrincipal(const std::string& name, PrincipalHandler handler) {
+  glue_[name] = {std::move(handler), false};
+}
+
+void Router::RegisterExtension(const std::string& name, PrincipalHandler handler) {
+  glue_[name] = {std::move(handler), true};
+}
+
+std::vector<std::string> Router::ExtensionOperations() const {
+  std::vector<std::string> names;
+  for (const auto& [name, operation] : glue_)
+    if (operation.extension) names.push_back(name);
+  return names;
 }
 
 void Router::RegisterCatalog(catalog::Catalog* catalog) {
@@ -114,10 +134,15 @@ WireResponse Router::Handle(const std::string& target, const std::string& body,
       return ErrorResponse(Status::Serialization("The request body is not valid JSON"));
   }
   StripNullMembers(&request);
-  Status valid = model_->Validate(operation, &request);
-  if (!valid.ok()) return ErrorResponse(valid);
+  if (it->second.extension) {
+    if (!request.is_object())
+      return ErrorResponse(Status::Serialization("The request body is not a JSON object"));
+  } else {
+    Status valid = model_->Validate(operation, &request);
+    if (!valid.ok()) return ErrorResponse(valid);
+  }
   try {
-    Result<Json> result = it->second(request);
+    Result<Json> result = it->second.handler(request, principal);
     if (!result.ok()) {
       if (result.status().code() == StatusCode::kInternal)
         OG_LOG(kError, operation << " failed: " << result.status().message());

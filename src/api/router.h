@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "api/service_model.h"
 #include "catalog/catalog.h"
@@ -27,6 +28,9 @@ struct WireResponse {
 class Router {
  public:
   using Handler = std::function<Result<Json>(const Json& request)>;
+  // A handler that also receives the principal that signed the request ("" without auth).
+  using PrincipalHandler =
+      std::function<Result<Json>(const Json& request, const std::string& principal)>;
   // Decides whether `principal` (the access key id that signed the request; empty when the
   // server runs without auth) may call `action` ("glue:GetTable", "logs:GetLogEvents").
   // Returns OK or an AccessDenied status whose message names the action.
@@ -39,6 +43,13 @@ class Router {
 
   // Registers a Glue operation (X-Amz-Target "AWSGlue.<name>").
   void RegisterGlue(const std::string& name, Handler handler);
+  // The same, for a handler that needs the principal (validated against the model as well).
+  void RegisterGlueWithPrincipal(const std::string& name, PrincipalHandler handler);
+  // Registers an OpenGlue extension operation (X-Amz-Target "AWSGlue.<name>", e.g.
+  // OpenGlueCommitJobBookmark): not in the service model, so the router only checks that the
+  // body is a JSON object (SerializationException otherwise) and authorizes "glue:<name>"; the
+  // handler validates the members itself.
+  void RegisterExtension(const std::string& name, PrincipalHandler handler);
   // Registers every catalog operation.
   void RegisterCatalog(catalog::Catalog* catalog);
   // Registers the job and job-run operations.
@@ -53,6 +64,8 @@ class Router {
   void SetAuthorizer(Authorizer authorizer) { authorizer_ = std::move(authorizer); }
 
   bool Implements(const std::string& operation) const { return glue_.count(operation) > 0; }
+  // The registered extension operations, sorted.
+  std::vector<std::string> ExtensionOperations() const;
 
   // Handles one request signed by `principal`. Never throws: a handler's exception becomes
   // InternalServiceException.
@@ -67,7 +80,11 @@ class Router {
 
   const ServiceModel* model_;
   const ServiceModel* logs_model_;
-  std::map<std::string, Handler> glue_;
+  struct GlueOperation {
+    PrincipalHandler handler;
+    bool extension = false;  // not in the model: not validated against it
+  };
+  std::map<std::string, GlueOperation> glue_;
   std::map<std::string, Handler> logs_;
   Authorizer authorizer_;
 };

@@ -10,6 +10,8 @@
 
 #include <cstring>
 
+#include "common/secret_file.h"
+
 namespace openglue::api {
 namespace {
 
@@ -35,21 +37,10 @@ Result<std::string> ReadKey(const std::string& path) {
 Result<RunSecrets> RunSecrets::Make(const std::string& key_path,
                                     const std::string& configured_key, Random* random) {
   if (!configured_key.empty()) return RunSecrets(configured_key);
-  int fd = open(key_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd >= 0) {
-    std::string key(kKeyBytes, '\0');
-    random->Fill(key.data(), key.size());
-    bool ok = write(fd, key.data(), key.size()) == static_cast<ssize_t>(key.size());
-    ok = fsync(fd) == 0 && ok;
-    close(fd);
-    if (!ok) {
-      unlink(key_path.c_str());
-      return Status::InvalidInput("cannot write " + key_path);
-    }
-    return RunSecrets(std::move(key));
-  }
-  if (errno != EEXIST)
-    return Status::InvalidInput("cannot create " + key_path + ": " + std::strerror(errno));
+  std::string fresh(kKeyBytes, '\0');
+  random->Fill(fresh.data(), fresh.size());
+  OG_ASSIGN_OR_RETURN(bool made, CreateSecretFile(key_path, fresh));
+  if (made) return RunSecrets(std::move(fresh));
   // An older key file may have been made with looser permissions: tighten them.
   chmod(key_path.c_str(), 0600);
   OG_ASSIGN_OR_RETURN(std::string key, ReadKey(key_path));

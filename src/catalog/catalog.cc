@@ -49,6 +49,12 @@ const std::vector<std::pair<std::string, Catalog::Operation>>& Catalog::Operatio
       {"GetColumnStatisticsForPartition", &Catalog::GetColumnStatisticsForPartition},
       {"UpdateColumnStatisticsForPartition", &Catalog::UpdateColumnStatisticsForPartition},
       {"DeleteColumnStatisticsForPartition", &Catalog::DeleteColumnStatisticsForPartition},
+      {"CreateConnection", &Catalog::CreateConnection},
+      {"GetConnection", &Catalog::GetConnection},
+      {"GetConnections", &Catalog::GetConnections},
+      {"UpdateConnection", &Catalog::UpdateConnection},
+      {"DeleteConnection", &Catalog::DeleteConnection},
+      {"BatchDeleteConnection", &Catalog::BatchDeleteConnection},
   };
   return kOperations;
 }

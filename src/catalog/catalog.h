@@ -14,8 +14,14 @@
 // own, a failed item is reported in the response's Errors (BatchGetPartition leaves it out) and
 // the call succeeds; only an Internal failure fails the whole call.
 //
-// Names of databases, tables, functions and indexes are folded to lowercase, as Glue does.
-// CatalogId selects a catalog namespace (default: the configured account id).
+// Names of databases, tables, functions and indexes are folded to lowercase, as Glue does;
+// connection names are kept as given. CatalogId selects a catalog namespace (default: the
+// configured account id).
+//
+// Connections: the secret ConnectionProperties (PASSWORD, ENCRYPTED_PASSWORD and the Kafka
+// passwords, see IsSecretConnectionProperty) are sealed with CatalogOptions::connection_cipher
+// before they reach the store and opened only for a GetConnection(s) without HidePassword. The
+// catalog never logs them or puts them in an error message.
 //
 // Thread-safe: operations may be called concurrently from many threads.
 #pragma once
@@ -27,8 +33,10 @@
 #include <utility>
 #include <vector>
 
+#include "catalog/connection_cipher.h"
 #include "common/clock.h"
 #include "common/json.h"
+#include "common/random.h"
 #include "common/status.h"
 #include "resource/tags.h"
 #include "store/metadata_store.h"
@@ -38,7 +46,16 @@ namespace openglue::catalog {
 struct CatalogOptions {
   std::string account_id = "000000000000";
   std::string region = "us-east-1";
+  // Seals the secret properties of connections (borrowed; outlives the catalog). Null: a
+  // connection with a secret property is refused (InvalidInput).
+  const ConnectionCipher* connection_cipher = nullptr;
+  // Nonces for the cipher (borrowed, thread-safe). Null: the system CSPRNG.
+  Random* random = nullptr;
 };
+
+// True for the ConnectionProperties keys whose values are secrets: sealed at rest and left
+// out by HidePassword.
+bool IsSecretConnectionProperty(const std::string& key);
 
 class Catalog {
  public:
@@ -94,19 +111,39 @@ class Catalog {
   Result<Json> GetColumnStatisticsForPartition(const Json& request);
   Result<Json> UpdateColumnStatisticsForPartition(const Json& request);
   Result<Json> DeleteColumnStatisticsForPartition(const Json& request);
+  // Connections
+  Result<Json> CreateConnection(const Json& request);
+  Result<Json> GetConnection(const Json& request);
+  Result<Json> GetConnections(const Json& request);
+  Result<Json> UpdateConnection(const Json& request);
+  Result<Json> DeleteConnection(const Json& request);
+  Result<Json> BatchDeleteConnection(const Json& request);
+
+  // Checks that every sealed connection secret in the store names `cipher`'s key (null: that
+  // there is none). InvalidInput naming a connection and both key ids otherwise. The server calls
+  // it at startup so a wrong or lost key file stops it with a clear message, not later reads.
+  Status CheckConnectionKey(const ConnectionCipher* cipher) const;
 
  private:
   Catalog(store::MetadataStore* store, const Clock* clock, CatalogOptions options)
       : store_(store), clock_(clock), options_(std::move(options)) {}
 
+  // The stored connection document from a ConnectionInput: secrets sealed.
+  Result<Json> ConnectionFromInput(const Json& input, const std::string& catalog_id,
+                                   double creation_time, double update_time);
+  // The wire Connection from a stored document: secrets opened, or left out when `hide`.
+  Result<Json> ConnectionToWire(Json stored, const std::string& catalog_id, bool hide) const;
+
   store::MetadataStore* store_;
   const Clock* clock_;
   CatalogOptions options_;
+  SystemRandom system_random_;
 };
 
 // Makes the catalog's resources taggable through `tags` (resource::TagService serves
 // TagResource, UntagResource and GetTags): database/<db>, table/<db>/<table> and
-// userDefinedFunction/<db>/<function>, names folded to lowercase. Call before serving.
+// userDefinedFunction/<db>/<function>, names folded to lowercase, and connection/<name> (as
+// given). Call before serving.
 void RegisterTaggableResources(resource::TagService* tags);
 
 }  // namespace openglue::catalog

@@ -137,6 +137,11 @@ std::string FunctionArn(const std::string& region, const std::string& catalog_id
   return resource::GlueArn(region, catalog_id, {"userDefinedFunction", database, function});
 }
 
+std::string ConnectionArn(const std::string& region, const std::string& catalog_id,
+                          const std::string& connection) {
+  return resource::GlueArn(region, catalog_id, {"connection", connection});
+}
+
 Status DeleteTableContents(store::Transaction* txn, const std::string& region,
                            const std::string& catalog_id, const std::string& database,
                            const std::string& table) {
@@ -181,6 +186,18 @@ void RegisterTaggableResources(resource::TagService* tags) {
         return Status::OK();
       },
       NameCase::kFolded);
+  // Connection names are kept as given, and may contain '/': the name is the rest of the ARN.
+  tags->Register(
+      "connection",
+      [not_found](store::Transaction* txn, const Arn& arn) -> Status {
+        if (arn.resource.size() < 2) return not_found(arn);
+        std::vector<std::string> parts(arn.resource.begin() + 1, arn.resource.end());
+        std::string name = Join(parts, "/");
+        OG_ASSIGN_OR_RETURN(auto doc, txn->Get(kConnection, store::MakeKey({arn.account_id, name})));
+        if (!doc) return Status::EntityNotFound("Connection " + name + " not found.");
+        return Status::OK();
+      },
+      NameCase::kAsGiven);
 }
 
 }  // namespace openglue::catalog

@@ -31,6 +31,7 @@ inline constexpr std::string_view kPartitionIndexEntry = "partition_index_entry"
 inline constexpr std::string_view kFunction = "function";
 inline constexpr std::string_view kTableColumnStats = "column_stats_table";
 inline constexpr std::string_view kPartitionColumnStats = "column_stats_partition";
+inline constexpr std::string_view kConnection = "connection";
 using resource::kTags;
 using resource::AddTags;
 using resource::DecodeToken;
@@ -86,6 +87,8 @@ std::string TableArn(const std::string& region, const std::string& catalog_id,
                      const std::string& database, const std::string& table);
 std::string FunctionArn(const std::string& region, const std::string& catalog_id,
                         const std::string& database, const std::string& function);
+std::string ConnectionArn(const std::string& region, const std::string& catalog_id,
+                          const std::string& connection);
 
 // Removes a table and everything hanging off it (versions, partitions, indexes, statistics,
 // tags) inside `txn`.

@@ -193,6 +193,9 @@ const std::vector<ConfigKey>& Table() {
      "[default: the source tree's python/]", SetString<&S::runtime_path>},
     {"max_concurrent_runs", "N", "16", "job runs running at once, server-wide; more wait",
      SetInt<&S::max_concurrent_runs, 1, 10000>},
+    {"bookmark_history_limit", "N", "1000",
+     "job bookmark history rows kept per job (older states are\nno longer addressable by RunId), 0 = all",
+     SetInt<&S::bookmark_history_limit, 0, 1000000>},
     {"log_retention_days", "N", "30", "keep job-run logs this long, 0 = forever",
      SetInt<&S::log_retention_days, 0, 36500>},
     {"store_max_readers", "N", "0", "metadata store reader connections, 0 = 2 x cores",
@@ -235,6 +238,10 @@ const std::vector<ConfigKey>& Table() {
     {"server_key", "KEY", nullptr,
      "key run secrets are derived from, 32+ characters\n"
      "[default: <data_dir>/server.key, made on first start]", SetServerKey, kSecret},
+    {"connection_key_file", "FILE", nullptr,
+     "32-byte key file that encrypts connection passwords at rest (must exist)\n"
+     "[default: <data_dir>/connection.key, made on first start]",
+     SetString<&S::connection_key_file>},
   };
   return kConfigKeys;
 }

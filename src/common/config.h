@@ -54,6 +54,7 @@ struct ServerConfig {
   std::string python;
   std::string runtime_path;
   int max_concurrent_runs = 0;
+  int bookmark_history_limit = 0;
   int log_retention_days = 0;
   // Metadata store (SQLite): the most reader connections open at once (0 = 2 x cores, at least
   // 4) and how long an idle one is kept before it is closed.
@@ -87,6 +88,10 @@ struct ServerConfig {
   std::string s3_region;  // empty = `region`
   // Key from which run secrets are derived; empty = <data_dir>/server.key (made on first start).
   std::string server_key;
+  // Key file (exactly 32 bytes) that encrypts connection passwords at rest (catalog/
+  // connection_cipher.h); empty = <data_dir>/connection.key, made on first start. A configured
+  // file must exist.
+  std::string connection_key_file;
 
   // Applies one `key = value` setting (key with '_' or '-'). InvalidInput names the key on a
   // bad value; an unknown key gives InvalidInput starting with "unknown config key".

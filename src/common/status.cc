@@ -23,6 +23,7 @@ const char* StatusCodeName(StatusCode code) {
     case StatusCode::kIncompleteSignature: return "IncompleteSignature";
     case StatusCode::kInvalidSignature: return "InvalidSignature";
     case StatusCode::kUnrecognizedClient: return "UnrecognizedClient";
+    case StatusCode::kEncryption: return "Encryption";
     case StatusCode::kInternal: return "Internal";
   }
   return "Unknown";
@@ -53,6 +54,7 @@ WireName ToWire(StatusCode code) {
     case StatusCode::kIncompleteSignature: return {"IncompleteSignatureException", 400};
     case StatusCode::kInvalidSignature: return {"InvalidSignatureException", 403};
     case StatusCode::kUnrecognizedClient: return {"UnrecognizedClientException", 403};
+    case StatusCode::kEncryption: return {"GlueEncryptionException", 400};
     case StatusCode::kInternal: return {"InternalServiceException", 500};
   }
   return {"InternalServiceException", 500};

@@ -31,6 +31,7 @@ enum class StatusCode {
   kIncompleteSignature,
   kInvalidSignature,
   kUnrecognizedClient,
+  kEncryption,             // a stored secret cannot be sealed or opened (GlueEncryptionException)
   kInternal,
 };
 

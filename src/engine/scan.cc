@@ -159,17 +159,33 @@ bool TokensMatch(const std::vector<GlobToken>& tokens, std::string_view text) {
   return reach[text.size()] != 0;
 }
 
-// {a,b} alternatives expanded (not nested; at most 64 expansions).
+// The first character of `chars` at or after `from` that no backslash escapes (npos if none).
+size_t FindUnescaped(const std::string& p, size_t from, std::string_view chars) {
+  for (size_t i = from; i < p.size(); ++i) {
+    if (p[i] == '\\') {
+      ++i;
+      continue;
+    }
+    if (chars.find(p[i]) != std::string_view::npos) return i;
+  }
+  return std::string::npos;
+}
+
+// {a,b} alternatives expanded (not nested; at most 64 expansions); `\{`, `\,` and `\}` are
+// literal characters.
 void ExpandBraces(const std::string& p, std::vector<std::string>* out) {
-  size_t open = p.find('{');
-  size_t close = open == std::string::npos ? open : p.find('}', open);
+  size_t open = FindUnescaped(p, 0, "{");
+  size_t close = open == std::string::npos ? open : FindUnescaped(p, open + 1, "}");
   if (open == std::string::npos || close == std::string::npos || out->size() > 64) {
     out->push_back(p);
     return;
   }
-  std::string head = p.substr(0, open), tail = p.substr(close + 1);
-  for (const auto& alt : Split(p.substr(open + 1, close - open - 1), ',')) {
-    ExpandBraces(head + alt + tail, out);
+  const std::string head = p.substr(0, open), tail = p.substr(close + 1);
+  for (size_t start = open + 1;;) {
+    size_t end = FindUnescaped(p, start, ",}");  // at `close` at the latest
+    ExpandBraces(head + p.substr(start, end - start) + tail, out);
+    if (end >= close) break;
+    start = end + 1;
   }
 }
 

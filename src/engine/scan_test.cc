@@ -286,6 +286,11 @@ TEST(GlobTest, GlueGlobs) {
   EXPECT_FALSE(GlobMatches("s3://b/[!0-9]*", "s3://b/7z"));
   EXPECT_TRUE(GlobMatches("s3://b/\\*.csv", "s3://b/*.csv"));
   EXPECT_FALSE(GlobMatches("s3://b/\\*.csv", "s3://b/x.csv"));
+  EXPECT_TRUE(GlobMatches("s3://b/x\\{a,b\\}", "s3://b/x{a,b}"));  // escaped: no group
+  EXPECT_FALSE(GlobMatches("s3://b/x\\{a,b\\}", "s3://b/xa"));
+  EXPECT_TRUE(GlobMatches("s3://b/{a\\,b,c}", "s3://b/a,b"));
+  EXPECT_TRUE(GlobMatches("s3://b/{a\\,b,c}", "s3://b/c"));
+  EXPECT_FALSE(GlobMatches("s3://b/{a\\,b,c}", "s3://b/b"));
   EXPECT_FALSE(GlobMatches(std::string(kMaxGlobLength + 1, '*'), "x"));
   // Polynomial on hostile patterns (a backtracking matcher takes hours on these).
   EXPECT_FALSE(GlobMatches(std::string(200, '*') + "x", std::string(5000, 'a')));

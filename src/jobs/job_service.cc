@@ -269,6 +269,22 @@ Status JobExists(store::Transaction* txn, const std::vector<std::string>& resour
                                 " not found.");
 }
 
+Result<std::optional<JobRunFacts>> FindJobRun(store::Transaction* txn, const std::string& run_id) {
+  OG_ASSIGN_OR_RETURN(auto key, txn->Get(kJobRunId, run_id));
+  if (!key) return std::optional<JobRunFacts>();
+  OG_ASSIGN_OR_RETURN(auto text, txn->Get(kJobRun, *key));
+  if (!text) return std::optional<JobRunFacts>();
+  OG_ASSIGN_OR_RETURN(Json doc, ParseStored(*text, "job run " + run_id));
+  JobRunFacts facts;
+  facts.job = GetString(doc, "JobName");
+  facts.state = GetString(doc, "JobRunState");
+  facts.attempt = GetInt(doc, "Attempt", 0);
+  facts.arguments = GetObject(doc, "Arguments");
+  auto started = doc.find("StartedOn");
+  if (started != doc.end() && started->is_number()) facts.started_on = started->get<double>();
+  return std::optional<JobRunFacts>(std::move(facts));
+}
+
 JobService::JobService(store::MetadataStore* store, const Clock* clock, Random* random,
                        ProcessLauncher* launcher, RunOutput* logs, RunCredentials credentials,
                        JobServiceOptions options)
@@ -456,6 +472,7 @@ Result<Json> JobService::DeleteJob(const Json& request) {
   OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
   OG_RETURN_NOT_OK(txn->Delete(kJob, name).status());
   OG_RETURN_NOT_OK(txn->Delete(resource::kTags, JobArn(name)).status());
+  if (options_.on_delete_job) OG_RETURN_NOT_OK(options_.on_delete_job(txn.get(), name));
   OG_RETURN_NOT_OK(txn->Commit());
   return Json{{"JobName", name}};
 }

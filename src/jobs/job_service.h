@@ -31,6 +31,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -66,6 +67,9 @@ struct JobServiceOptions {
   // Where s3:// paths (scripts, --extra-py-files, --extra-files) are read. Borrowed; it must
   // outlive the service. Null: the embedded store over <data_dir>/s3.
   storage::ObjectStore* objects = nullptr;
+  // Called inside DeleteJob's store transaction, after the job's own rows are deleted, to
+  // delete what other modules keep for the job (its bookmark). An error rolls DeleteJob back.
+  std::function<Status(store::Transaction* txn, const std::string& job)> on_delete_job;
 };
 
 // The credential a run uses to call back to the server, and what it stands for.
@@ -88,6 +92,18 @@ struct RunCredentials {
 // For resource::TagService::Register("job", ...): OK when resource {"job", name} names an
 // existing job, else EntityNotFound.
 Status JobExists(store::Transaction* txn, const std::vector<std::string>& resource);
+
+// What other modules may read of a job run (read-only, in the caller's transaction).
+struct JobRunFacts {
+  std::string job;
+  std::string state;    // JobRunState name
+  int64_t attempt = 0;
+  Json arguments;       // effective: the job's DefaultArguments, the run's Arguments over them
+  double started_on = 0;
+};
+// The run with id `run_id`, or nullopt when there is none. Errors: the store's, or Internal
+// when its record cannot be read.
+Result<std::optional<JobRunFacts>> FindJobRun(store::Transaction* txn, const std::string& run_id);
 
 class JobService {
  public:

@@ -85,6 +85,7 @@ class JobServiceTest : public ::testing::Test {
   }
   void MakeService(int max_concurrent = 16) {
     JobServiceOptions options;
+    options.on_delete_job = on_delete_job_;
     options.data_dir = dir_;
     options.endpoint = "http://127.0.0.1:1";
     options.max_concurrent_runs = max_concurrent;
@@ -122,6 +123,7 @@ class JobServiceTest : public ::testing::Test {
   std::string State(const std::string& job, const std::string& id) {
     return Run(job, id)["JobRunState"];
   }
+  std::function<Status(store::Transaction*, const std::string&)> on_delete_job_;
   // Overwrites the stored document of run `id` with `text` (a damaged row).
   void Corrupt(const std::string& id, const std::string& text) {
     auto txn = store_->BeginWrite();
@@ -727,6 +729,58 @@ TEST_F(JobServiceTest, DeletedJobKeepsItsRunHistory) {
   EXPECT_EQ(State("etl", id), "SUCCEEDED");
   auto job = service_->GetJob(Json{{"JobName", "etl"}});
   EXPECT_EQ(job.status().code(), StatusCode::kEntityNotFound);
+}
+
+TEST_F(JobServiceTest, DeleteJobRunsTheHookInItsTransaction) {
+  // The hook deletes a row of another module in DeleteJob's transaction; when it fails, the
+  // whole DeleteJob is rolled back.
+  bool fail = true;
+  on_delete_job_ = [&fail](store::Transaction* txn, const std::string& job) -> Status {
+    OG_RETURN_NOT_OK(txn->Delete("job_bookmark", job).status());
+    if (fail) return Status::Internal("hook failed");
+    return Status::OK();
+  };
+  MakeService();
+  CreateJob("etl");
+  {
+    auto txn = store_->BeginWrite();
+    ASSERT_TRUE(txn.ok());
+    ASSERT_TRUE((*txn)->Put("job_bookmark", "etl", "{}").ok());
+    ASSERT_TRUE((*txn)->Commit().ok());
+  }
+  auto bookmark = [&]() {
+    auto txn = store_->BeginRead();
+    EXPECT_TRUE(txn.ok());
+    auto doc = (*txn)->Get("job_bookmark", "etl");
+    return doc.ok() && doc->has_value();
+  };
+  EXPECT_FALSE(service_->DeleteJob(Json{{"JobName", "etl"}}).ok());
+  EXPECT_TRUE(service_->GetJob(Json{{"JobName", "etl"}}).ok());
+  EXPECT_TRUE(bookmark());
+  fail = false;
+  ASSERT_TRUE(service_->DeleteJob(Json{{"JobName", "etl"}}).ok());
+  EXPECT_EQ(service_->GetJob(Json{{"JobName", "etl"}}).status().code(), StatusCode::kEntityNotFound);
+  EXPECT_FALSE(bookmark());
+}
+
+TEST_F(JobServiceTest, FindJobRunGivesEffectiveArguments) {
+  CreateJob("etl", Json{{"DefaultArguments", {{"--job-bookmark-option", "job-bookmark-enable"},
+                                              {"--x", "1"}}}});
+  std::string id = Start("etl", Json{{"Arguments", {{"--job-bookmark-option", "job-bookmark-pause"}}}});
+  service_->Tick();
+  auto txn = store_->BeginRead();
+  ASSERT_TRUE(txn.ok());
+  auto facts = FindJobRun(txn->get(), id);
+  ASSERT_TRUE(facts.ok() && facts->has_value());
+  EXPECT_EQ((*facts)->job, "etl");
+  EXPECT_EQ((*facts)->state, "RUNNING");
+  EXPECT_EQ((*facts)->attempt, 0);
+  EXPECT_EQ((*facts)->arguments["--job-bookmark-option"], "job-bookmark-pause");
+  EXPECT_EQ((*facts)->arguments["--x"], "1");
+  EXPECT_GT((*facts)->started_on, 0);
+  auto none = FindJobRun(txn->get(), "jr_nope");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
 }
 
 }  // namespace

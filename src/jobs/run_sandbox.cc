@@ -168,7 +168,7 @@ Status PrepareDataDir(const std::string& data_dir, const JobUserOptions& user) {
   OG_RETURN_NOT_OK(Chmod((root / "runs").string(), 0711));
   OG_RETURN_NOT_OK(Chmod((root / "logs").string(), 0700));
   for (const char* file : {"catalog.db", "catalog.db-wal", "catalog.db-shm", "catalog.db-journal",
-                           "server.key"})
+                           "server.key", "connection.key"})
     OG_RETURN_NOT_OK(Chmod((root / file).string(), 0600));
   // The object store: shared by every run through the group's ACL entries. A fresh store (no
   // default ACL yet) is walked once; later files inherit the default ACL when created.

@@ -133,7 +133,12 @@ class EmbeddedEngine:
     def write(self, plan: Plan, path: str, fmt: str, format_options: dict,
               partition_keys: Sequence[str]) -> List[str]:
         fmt = _check_format(fmt)
-        return native.write(plan.reader(), path, fmt, format_options or {}, partition_keys)
+        reader = plan.reader()
+        if len(reader.schema) == 0:
+            # No fields at all: the source listed no file (e.g. a bookmarked run with nothing
+            # new). Nothing to write, and no partition key to look for.
+            return []
+        return native.write(reader, path, fmt, format_options or {}, partition_keys)
 
     def write_sample(self, plan: Plan, path: str) -> List[str]:
         op = plan.ops[-1]
