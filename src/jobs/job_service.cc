@@ -143,11 +143,6 @@ uint64_t SequenceOfKey(const std::string& key) {
   }
 }
 
-bool IsActiveState(const std::string& state) {
-  std::optional<JobRunState> parsed = ParseJobRunState(state);
-  return parsed && IsActive(*parsed);
-}
-
 // The public JobRun: internal bookkeeping stripped.
 Json Present(Json run) {
   run.erase("_og");
@@ -483,9 +478,29 @@ Result<Json> JobService::DeleteJob(const Json& request) {
 Status JobService::SaveRun(const std::string& key, const Json& doc) {
   OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
   OG_RETURN_NOT_OK(txn->Put(kJobRun, key, DumpJson(doc)));
-  if (IsActiveState(GetString(doc, "JobRunState"))) OG_RETURN_NOT_OK(txn->Put(kActiveJobRun, key, ""));
-  else OG_RETURN_NOT_OK(txn->Delete(kActiveJobRun, key).status());
-  return txn->Commit();
+  std::optional<JobRunState> state = ParseJobRunState(GetString(doc, "JobRunState"));
+  bool final_state = state && IsFinal(*state);
+  if (!final_state) {
+    OG_RETURN_NOT_OK(txn->Put(kActiveJobRun, key, ""));
+    return txn->Commit();
+  }
+  // Only the transition into a final state is told (a final run saved again is not).
+  OG_ASSIGN_OR_RETURN(bool was_active, txn->Delete(kActiveJobRun, key));
+  bool tell = was_active && options_.run_ended.record != nullptr;
+  if (tell) {
+    JobRunEnded ended;
+    ended.run_id = GetString(doc, "Id");
+    ended.job = GetString(doc, "JobName");
+    ended.state = *state;
+    ended.previous_run_id = GetString(doc, "PreviousRunId");
+    ended.trigger_name = GetString(doc, "TriggerName");
+    ended.retrying = *state == JobRunState::kFailed &&
+                     GetInt(doc, "Attempt", 0) < GetInt(GetObject(doc, "_og"), "max_retries", 0);
+    OG_RETURN_NOT_OK(options_.run_ended.record(txn.get(), ended));
+  }
+  OG_RETURN_NOT_OK(txn->Commit());
+  if (tell && options_.run_ended.notify) options_.run_ended.notify();
+  return Status::OK();
 }
 
 Result<Json> JobService::LoadRunOrRebuild(const ActiveRun& run, std::string* unreadable) {
@@ -550,12 +565,14 @@ void JobService::Release(const ActiveRun& work) {
 
 Result<std::string> JobService::CreateRun(const Json& job, const Json& arguments,
                                           const Json& request, int attempt,
-                                          const std::string& previous_run_id) {
+                                          const std::string& previous_run_id,
+                                          const std::string& given_run_id,
+                                          const std::string& trigger_name) {
   std::string job_name = GetString(job, "Name");
   int64_t max_runs = GetInt(GetObject(job, "ExecutionProperty"), "MaxConcurrentRuns", 1);
   bool queuing = GetBool(request, "JobRunQueuingEnabled", GetBool(job, "JobRunQueuingEnabled", false));
   int64_t timeout = GetInt(request, "Timeout", GetInt(job, "Timeout", kDefaultTimeoutMinutes));
-  std::string run_id = "jr_" + NewRandomHex(64);
+  std::string run_id = given_run_id.empty() ? "jr_" + NewRandomHex(64) : given_run_id;
 
   // Decide under the lock: refused, queued or starting. The run is entered busy, so it counts
   // against the limits at once but nobody acts on it before its creation is committed.
@@ -593,6 +610,7 @@ Result<std::string> JobService::CreateRun(const Json& job, const Json& arguments
   run["Id"] = run_id;
   run["Attempt"] = attempt;
   if (!previous_run_id.empty()) run["PreviousRunId"] = previous_run_id;
+  if (!trigger_name.empty()) run["TriggerName"] = trigger_name;
   run["JobName"] = job_name;
   run["JobMode"] = GetString(job, "JobMode", "SCRIPT");
   run["JobRunQueuingEnabled"] = queuing;
@@ -658,6 +676,22 @@ Result<Json> JobService::StartJobRun(const Json& request) {
   OG_ASSIGN_OR_RETURN(std::string run_id, CreateRun(job, arguments, request, 0, previous));
   Kick();
   return Json{{"JobRunId", run_id}};
+}
+
+Status JobService::StartTriggeredRun(const Json& request, const std::string& run_id,
+                                     const std::string& trigger_name) {
+  std::string name = GetString(request, "JobName");
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  OG_ASSIGN_OR_RETURN(auto existing, txn->Get(kJobRunId, run_id));
+  if (existing) return Status::OK();  // started before a restart
+  OG_ASSIGN_OR_RETURN(auto doc, txn->Get(kJob, name));
+  txn.reset();
+  if (!doc) return Status::EntityNotFound("Job " + name + " not found.");
+  OG_ASSIGN_OR_RETURN(Json job, ParseStored(*doc, "job " + name));
+  Json arguments = MergeArguments(job, GetObject(request, "Arguments"));
+  OG_RETURN_NOT_OK(CreateRun(job, arguments, request, 0, "", run_id, trigger_name).status());
+  Kick();
+  return Status::OK();
 }
 
 Result<Json> JobService::GetJobRun(const Json& request) {
@@ -1001,7 +1035,8 @@ Status JobService::Finish(ActiveRun* run, Json* doc, JobRunState state, const st
         for (const char* member : {"Timeout", "MaxCapacity", "WorkerType", "NumberOfWorkers"})
           if (doc->contains(member)) request[member] = (*doc)[member];
         auto retry = CreateRun(job, GetObject(*doc, "Arguments"), request,
-                               static_cast<int>(attempt + 1), run->run_id);
+                               static_cast<int>(attempt + 1), run->run_id, "",
+                               GetString(*doc, "TriggerName"));
         if (!retry.ok()) OG_LOG(kWarn, "retry of " << run->run_id << " not started: " << retry.status().message());
       }
     }
@@ -1120,6 +1155,9 @@ void JobService::Abandon(ActiveRun* run, const std::string& message) {
     doc["LastModifiedOn"] = now;
     doc["CompletedOn"] = now;
     doc["ErrorMessage"] = TruncateUtf8(message, kMaxErrorMessageBytes);
+    // Abandoned runs are not retried: say so to whoever is told of the end.
+    if (!doc.contains("_og") || !doc["_og"].is_object()) doc["_og"] = Json::object();
+    doc["_og"]["max_retries"] = 0;
     Status st = SaveRun(run->key, doc);
     if (!st.ok()) OG_LOG(kError, "run " << run->run_id << " could not be saved: " << st.message());
   } catch (const std::exception& e) {

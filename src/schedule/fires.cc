@@ -1,0 +1,503 @@
+// Scheduler's engine (scheduler.h): job-run events, fires, scheduled triggers, the thread.
+#include <algorithm>
+#include <exception>
+#include <set>
+
+#include "common/logging.h"
+#include "common/strings.h"
+#include "schedule/cron.h"
+#include "schedule/schedule_store.h"
+#include "schedule/scheduler.h"
+
+namespace openglue::schedule {
+
+using namespace internal;
+
+Status RecordJobRunEnded(store::Transaction* txn, const jobs::JobRunEnded& ended) {
+  Json event{{"job", ended.job},
+             {"state", std::string(jobs::JobRunStateName(ended.state))},
+             {"previous_run_id", ended.previous_run_id},
+             {"trigger", ended.trigger_name},
+             {"retrying", ended.retrying}};
+  return txn->Put(kEvent, ended.run_id, DumpJson(event));
+}
+
+Scheduler::Scheduler(store::MetadataStore* store, const Clock* clock, Random* random,
+                     jobs::JobService* jobs, SchedulerOptions options)
+    : store_(store), clock_(clock), jobs_(jobs), options_(std::move(options)), random_(random) {}
+
+Scheduler::~Scheduler() { Stop(); }
+
+Result<std::unique_ptr<Scheduler>> Scheduler::Make(store::MetadataStore* store, const Clock* clock,
+                                                   Random* random, jobs::JobService* jobs,
+                                                   SchedulerOptions options) {
+  if (!store || !clock || !random || !jobs) return Status::Internal("Scheduler needs its parts");
+  return std::unique_ptr<Scheduler>(new Scheduler(store, clock, random, jobs, std::move(options)));
+}
+
+const std::vector<std::pair<std::string, Scheduler::Operation>>& Scheduler::Operations() {
+  static const std::vector<std::pair<std::string, Operation>> kOperations = {
+      {"CreateTrigger", &Scheduler::CreateTrigger},
+      {"GetTrigger", &Scheduler::GetTrigger},
+      {"GetTriggers", &Scheduler::GetTriggers},
+      {"ListTriggers", &Scheduler::ListTriggers},
+      {"BatchGetTriggers", &Scheduler::BatchGetTriggers},
+      {"UpdateTrigger", &Scheduler::UpdateTrigger},
+      {"DeleteTrigger", &Scheduler::DeleteTrigger},
+      {"StartTrigger", &Scheduler::StartTrigger},
+      {"StopTrigger", &Scheduler::StopTrigger},
+      {"CreateWorkflow", &Scheduler::CreateWorkflow},
+      {"GetWorkflow", &Scheduler::GetWorkflow},
+      {"UpdateWorkflow", &Scheduler::UpdateWorkflow},
+      {"DeleteWorkflow", &Scheduler::DeleteWorkflow},
+      {"ListWorkflows", &Scheduler::ListWorkflows},
+      {"BatchGetWorkflows", &Scheduler::BatchGetWorkflows},
+      {"StartWorkflowRun", &Scheduler::StartWorkflowRun},
+      {"GetWorkflowRun", &Scheduler::GetWorkflowRun},
+      {"GetWorkflowRuns", &Scheduler::GetWorkflowRuns},
+      {"StopWorkflowRun", &Scheduler::StopWorkflowRun},
+      {"ResumeWorkflowRun", &Scheduler::ResumeWorkflowRun},
+      {"GetWorkflowRunProperties", &Scheduler::GetWorkflowRunProperties},
+      {"PutWorkflowRunProperties", &Scheduler::PutWorkflowRunProperties},
+  };
+  return kOperations;
+}
+
+std::string Scheduler::NewId(const std::string& prefix) {
+  MutexLock lock(&random_mutex_);
+  return prefix + random_->FromAlphabet("0123456789abcdef", 64);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fires
+
+Result<std::string> Scheduler::RecordFire(store::Transaction* txn, const Json& trigger,
+                                          Json* workflow_run) {
+  std::string trigger_name = Str(trigger, "Name");
+  double now = clock_->NowSeconds();
+  // Fire ids sort in the order they were recorded.
+  std::string stamp = std::to_string(clock_->NowMillis());
+  stamp.insert(0, 15 - std::min<size_t>(15, stamp.size()), '0');
+  std::string fire_id = "fire_" + stamp + "_" + NewId("").substr(0, 16);
+  std::string workflow_run_id = workflow_run ? Str(*workflow_run, "WorkflowRunId") : "";
+  Json actions = Json::array();
+  for (const Json& action : Arr(trigger, "Actions")) {
+    bool is_job = !Str(action, "JobName").empty();
+    Json entry = Json::object();
+    for (const char* member : {"JobName", "CrawlerName", "Arguments", "Timeout",
+                               "SecurityConfiguration", "NotificationProperty"})
+      if (action.contains(member) && !action[member].is_null()) entry[member] = action[member];
+    entry["run_id"] = NewId(is_job ? "jr_" : "crawl_");
+    if (workflow_run) {
+      // The job learns which workflow run it belongs to (Glue's two arguments).
+      if (!entry.contains("Arguments") || !entry["Arguments"].is_object())
+        entry["Arguments"] = Json::object();
+      entry["Arguments"]["--WORKFLOW_NAME"] = Str(*workflow_run, "Name");
+      entry["Arguments"]["--WORKFLOW_RUN_ID"] = workflow_run_id;
+      OG_RETURN_NOT_OK(txn->Put(kRunIndex, entry["run_id"].get<std::string>(),
+                                DumpJson(Json{{"workflow_run_id", workflow_run_id},
+                                              {"workflow", Str(*workflow_run, "Name")},
+                                              {"trigger", trigger_name}})));
+      Json& og = (*workflow_run)["_og"];
+      if (!og.is_object()) og = Json::object();
+      if (!og.contains("actions") || !og["actions"].is_array()) og["actions"] = Json::array();
+      og["actions"].push_back({{"type", is_job ? "JOB" : "CRAWLER"},
+                               {"name", is_job ? Str(action, "JobName") : Str(action, "CrawlerName")},
+                               {"run_id", entry["run_id"]},
+                               {"trigger", trigger_name},
+                               {"state", "STARTING"},
+                               {"started_on", now}});
+    }
+    actions.push_back(std::move(entry));
+  }
+  if (workflow_run) {
+    Json& fired = (*workflow_run)["_og"]["fired"];
+    if (!fired.is_array()) fired = Json::array();
+    fired.push_back(trigger_name);
+  }
+  Json fire{{"trigger", trigger_name},
+            {"workflow_run_id", workflow_run_id},
+            {"workflow", workflow_run ? Str(*workflow_run, "Name") : ""},
+            {"recorded_ms", clock_->NowMillis()},
+            {"actions", std::move(actions)}};
+  OG_RETURN_NOT_OK(txn->Put(kFire, fire_id, DumpJson(fire)));
+  OG_LOG(kInfo, "trigger " << trigger_name << " fired"
+                           << (workflow_run_id.empty() ? "" : " in workflow run " + workflow_run_id));
+  return fire_id;
+}
+
+Status Scheduler::ExecuteFires() {
+  std::vector<std::string> ids;
+  {
+    OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+    OG_ASSIGN_OR_RETURN(auto rows, txn->Scan(kFire, store::ScanOptions{"", "", -1, true}));
+    for (auto& row : rows) ids.push_back(row.key);
+  }
+  for (const std::string& id : ids) OG_RETURN_NOT_OK(ExecuteFire(id));
+  return Status::OK();
+}
+
+Status Scheduler::ExecuteFire(const std::string& fire_id) {
+  Json fire;
+  {
+    OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+    OG_ASSIGN_OR_RETURN(auto loaded, Load(txn.get(), kFire, fire_id, "fire " + fire_id));
+    if (!loaded) return Status::OK();
+    fire = std::move(*loaded);
+  }
+  std::string trigger = Str(fire, "trigger");
+  std::string workflow = Str(fire, "workflow");
+  std::string workflow_run_id = Str(fire, "workflow_run_id");
+  const Json actions = Arr(fire, "actions");
+  for (size_t i = 0; i < actions.size(); ++i) {
+    const Json& action = actions[i];
+    if (action.value("done", false)) continue;
+    std::string run_id = Str(action, "run_id");
+    // A workflow run that was stopped starts nothing more.
+    bool stopped = false;
+    if (!workflow_run_id.empty()) {
+      OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+      auto run = LoadWorkflowRun(txn.get(), workflow, workflow_run_id);
+      stopped = !run.ok() || Str(run->second, "Status") != "RUNNING";
+    }
+    Status started;
+    std::string final_state = "ERROR";
+    if (stopped) {
+      started = Status::InvalidInput("The workflow run was stopped before this action started.");
+      final_state = "STOPPED";
+    } else if (!Str(action, "JobName").empty()) {
+      Json request{{"JobName", Str(action, "JobName")}};
+      for (const char* member : {"Arguments", "Timeout", "SecurityConfiguration",
+                                 "NotificationProperty"})
+        if (action.contains(member)) request[member] = action[member];
+      try {
+        started = jobs_->StartTriggeredRun(request, run_id, trigger);
+      } catch (const std::exception& e) {
+        started = Status::Internal(SanitizeUtf8(e.what()));
+      }
+    } else {
+      started = options_.start_crawler ? options_.start_crawler(Str(action, "CrawlerName"))
+                                       : Status::InvalidInput(kCrawlersUnavailable);
+      // A started crawl is final for the workflow run once the crawler module reports it;
+      // until crawlers exist nothing reports, so only failures are recorded here.
+    }
+    if (!started.ok())
+      OG_LOG(kWarn, "trigger " << trigger << ": action "
+                               << Str(action, "JobName", Str(action, "CrawlerName"))
+                               << " not started: " << started.message());
+    // Record the outcome (and, in a workflow run, a failed start as the action's end).
+    OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+    OG_ASSIGN_OR_RETURN(auto current, Load(txn.get(), kFire, fire_id, "fire " + fire_id));
+    if (!current) return Status::OK();
+    Json& stored_action = (*current)["actions"][i];
+    stored_action["done"] = true;
+    if (!started.ok()) stored_action["error"] = started.message();
+    if (!workflow_run_id.empty() && !started.ok()) {
+      auto run = LoadWorkflowRun(txn.get(), workflow, workflow_run_id);
+      if (run.ok()) {
+        for (Json& entry : (*run).second["_og"]["actions"])
+          if (Str(entry, "run_id") == run_id) {
+            entry["state"] = final_state;
+            entry["error"] = TruncateUtf8(started.message(), 2048);
+          }
+        MaybeComplete(&run->second, clock_->NowSeconds());
+        OG_RETURN_NOT_OK(txn->Put(kWorkflowRun, run->first, DumpJson(run->second)));
+      }
+    }
+    bool all_done = true;
+    for (const Json& a : (*current)["actions"])
+      if (!a.value("done", false)) all_done = false;
+    if (all_done) OG_RETURN_NOT_OK(txn->Delete(kFire, fire_id).status());
+    else OG_RETURN_NOT_OK(txn->Put(kFire, fire_id, DumpJson(*current)));
+    OG_RETURN_NOT_OK(txn->Commit());
+    // Stopped while this run was being started: stop it too.
+    if (started.ok() && !workflow_run_id.empty() && !Str(action, "JobName").empty()) {
+      OG_ASSIGN_OR_RETURN(auto read, store_->BeginRead());
+      auto run = LoadWorkflowRun(read.get(), workflow, workflow_run_id);
+      read.reset();
+      if (run.ok() && Str(run->second, "Status") != "RUNNING")
+        (void)jobs_->BatchStopJobRun(
+            Json{{"JobName", Str(action, "JobName")}, {"JobRunIds", Json::array({run_id})}});
+    }
+  }
+  return Status::OK();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Job-run events
+
+Status Scheduler::ProcessEvents() {
+  std::vector<std::string> ids;
+  {
+    OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+    OG_ASSIGN_OR_RETURN(auto rows, txn->Scan(kEvent, store::ScanOptions{"", "", -1, true}));
+    for (auto& row : rows) ids.push_back(row.key);
+  }
+  for (const std::string& id : ids) OG_RETURN_NOT_OK(ProcessEvent(id));
+  return Status::OK();
+}
+
+Status Scheduler::ProcessEvent(const std::string& run_id) {
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  OG_ASSIGN_OR_RETURN(auto text, txn->Get(kEvent, run_id));
+  if (!text) return Status::OK();
+  OG_RETURN_NOT_OK(txn->Delete(kEvent, run_id).status());
+  Json event = ParseJson(*text);
+  if (!event.is_object()) {
+    OG_LOG(kError, "an unreadable job-run event for " << run_id << " was dropped");
+    return txn->Commit();
+  }
+  std::string job = Str(event, "job"), state = Str(event, "state");
+  std::string previous = Str(event, "previous_run_id");
+  bool retrying = event.value("retrying", false);
+
+  // Which workflow run (if any) the job run belongs to; a retry belongs where its first attempt did.
+  OG_ASSIGN_OR_RETURN(auto index, Load(txn.get(), kRunIndex, run_id, "run index " + run_id));
+  bool is_retry = false;
+  if (!index && !previous.empty()) {
+    OG_ASSIGN_OR_RETURN(index, Load(txn.get(), kRunIndex, previous, "run index " + previous));
+    if (index) {
+      is_retry = true;
+      OG_RETURN_NOT_OK(txn->Put(kRunIndex, run_id, DumpJson(*index)));
+    }
+  }
+  std::string scope = index ? Str(*index, "workflow_run_id") : "";
+  std::string workflow = index ? Str(*index, "workflow") : "";
+  std::optional<std::pair<std::string, Json>> run;
+  if (!scope.empty()) {
+    auto loaded = LoadWorkflowRun(txn.get(), workflow, scope);
+    if (loaded.ok()) run = std::move(*loaded);
+    else scope.clear();  // the workflow (run) was deleted: nothing to update or fire
+  }
+  double now = clock_->NowSeconds();
+  if (run) {
+    Json& actions = run->second["_og"]["actions"];
+    if (!actions.is_array()) actions = Json::array();
+    bool found = false;
+    for (Json& entry : actions) {
+      if (Str(entry, "run_id") == run_id) {
+        found = true;
+        // A failed attempt with a retry to come stays active in the workflow run.
+        if (!retrying) entry["state"] = state;
+        entry["retrying"] = retrying;
+      } else if (is_retry && Str(entry, "run_id") == previous) {
+        entry["state"] = "FAILED";
+        entry["retrying"] = false;
+      }
+    }
+    if (!found) {
+      std::string trigger = Str(*index, "trigger");
+      actions.push_back({{"type", "JOB"}, {"name", job}, {"run_id", run_id}, {"trigger", trigger},
+                         {"state", retrying ? "RUNNING" : state}, {"retrying", retrying},
+                         {"started_on", now}});
+    }
+  }
+  bool may_fire = !retrying && (!run || Str(run->second, "Status") == "RUNNING");
+  if (may_fire) {
+    // Conditional triggers of this scope with a condition this run satisfies.
+    OG_ASSIGN_OR_RETURN(auto triggers, txn->Scan(kTrigger, store::ScanOptions{}));
+    for (const auto& row : triggers) {
+      Json trigger = ParseJson(row.doc);
+      if (!trigger.is_object() || Str(trigger, "Type") != "CONDITIONAL" ||
+          Str(trigger, "State") != "ACTIVATED" || Str(trigger, "WorkflowName") != workflow)
+        continue;
+      const Json& predicate = Obj(trigger, "Predicate");
+      const Json& conditions = Arr(predicate, "Conditions");
+      std::vector<size_t> matched;
+      for (size_t i = 0; i < conditions.size(); ++i)
+        if (Str(conditions[i], "JobName") == job && Str(conditions[i], "State") == state)
+          matched.push_back(i);
+      if (matched.empty()) continue;
+      std::string pred_key = store::MakeKey({row.key, scope});
+      OG_ASSIGN_OR_RETURN(auto pred, Load(txn.get(), kPredicate, pred_key, "predicate " + row.key));
+      Json satisfied = pred ? Obj(*pred, "satisfied") : Json::object();
+      for (size_t i : matched) satisfied[std::to_string(i)] = run_id;
+      bool fire = Str(predicate, "Logical", "AND") == "ANY";
+      if (!fire) {
+        fire = true;
+        for (size_t i = 0; i < conditions.size(); ++i)
+          if (!satisfied.contains(std::to_string(i))) fire = false;
+      }
+      if (fire) {
+        // The runs that satisfied the predicate are consumed by this fire.
+        OG_RETURN_NOT_OK(txn->Delete(kPredicate, pred_key).status());
+        OG_RETURN_NOT_OK(RecordFire(txn.get(), trigger, run ? &run->second : nullptr).status());
+      } else {
+        OG_RETURN_NOT_OK(txn->Put(kPredicate, pred_key, DumpJson(Json{{"satisfied", satisfied}})));
+      }
+    }
+  }
+  if (run) {
+    MaybeComplete(&run->second, now);
+    OG_RETURN_NOT_OK(txn->Put(kWorkflowRun, run->first, DumpJson(run->second)));
+    if (Str(run->second, "Status") == "COMPLETED" || Str(run->second, "Status") == "STOPPED")
+      OG_LOG(kInfo, "workflow " << workflow << " run " << scope << " "
+                                << Str(run->second, "Status"));
+  }
+  return txn->Commit();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scheduled triggers
+
+Status Scheduler::ReloadSchedules() {
+  std::map<std::string, std::pair<std::string, int64_t>> loaded;  // name -> (schedule, last fire)
+  {
+    OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+    OG_ASSIGN_OR_RETURN(auto rows, txn->Scan(kTrigger, store::ScanOptions{}));
+    for (const auto& row : rows) {
+      Json trigger = ParseJson(row.doc);
+      if (!trigger.is_object() || Str(trigger, "Type") != "SCHEDULED" ||
+          Str(trigger, "State") != "ACTIVATED")
+        continue;
+      loaded[row.key] = {Str(trigger, "Schedule"), Int(Obj(trigger, "_og"), "last_fire_ms", 0)};
+    }
+  }
+  int64_t now = clock_->NowMillis();
+  MutexLock lock(&mutex_);
+  std::map<std::string, std::pair<std::string, int64_t>> next;
+  for (const auto& [name, entry] : loaded) {
+    auto it = next_fire_.find(name);
+    if (it != next_fire_.end() && it->second.first == entry.first) {
+      next[name] = it->second;  // unchanged: keep its pending fire time
+      continue;
+    }
+    auto cron = CronSchedule::Parse(entry.first);
+    if (!cron.ok()) continue;
+    // Fires missed while the server was down are not replayed (as in Glue).
+    std::optional<int64_t> at = cron->NextAfter(std::max(now, entry.second));
+    if (at) next[name] = {entry.first, *at};
+  }
+  next_fire_ = std::move(next);
+  schedules_dirty_ = false;
+  return Status::OK();
+}
+
+int64_t Scheduler::FireDueSchedules(int64_t now_ms) {
+  std::vector<std::pair<std::string, int64_t>> due;
+  {
+    MutexLock lock(&mutex_);
+    for (const auto& [name, entry] : next_fire_)
+      if (entry.second <= now_ms) due.emplace_back(name, entry.second);
+  }
+  if (!due.empty()) {
+    // Every fire due now in one transaction: recorded together, before any action starts.
+    Status st = [&]() -> Status {
+      OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+      for (const auto& [name, at] : due) {
+        OG_ASSIGN_OR_RETURN(auto trigger, Load(txn.get(), kTrigger, name, "trigger " + name));
+        if (!trigger || Str(*trigger, "State") != "ACTIVATED" ||
+            Str(*trigger, "Type") != "SCHEDULED")
+          continue;
+        if (Int(Obj(*trigger, "_og"), "last_fire_ms", 0) >= at) continue;  // fired already
+        std::string workflow = Str(*trigger, "WorkflowName");
+        if (!workflow.empty()) {
+          OG_ASSIGN_OR_RETURN(auto wf, Load(txn.get(), kWorkflow, workflow, "workflow " + workflow));
+          if (wf)
+            OG_RETURN_NOT_OK(CreateWorkflowRun(txn.get(), *wf, {*trigger}, Json::object(), nullptr,
+                                               {}, false).status());
+        } else {
+          OG_RETURN_NOT_OK(RecordFire(txn.get(), *trigger, nullptr).status());
+        }
+        (*trigger)["_og"]["last_fire_ms"] = at;
+        OG_RETURN_NOT_OK(txn->Put(kTrigger, name, DumpJson(*trigger)));
+      }
+      return txn->Commit();
+    }();
+    if (!st.ok()) {
+      OG_LOG(kError, "scheduled triggers not fired (tried again): " << st.message());
+      return now_ms + 1000;
+    }
+  }
+  MutexLock lock(&mutex_);
+  for (const auto& [name, at] : due) {
+    auto it = next_fire_.find(name);
+    if (it == next_fire_.end()) continue;
+    auto cron = CronSchedule::Parse(it->second.first);
+    std::optional<int64_t> next = cron.ok() ? cron->NextAfter(std::max(at, now_ms)) : std::nullopt;
+    if (next) it->second.second = *next;
+    else next_fire_.erase(it);
+  }
+  int64_t earliest = -1;
+  for (const auto& [name, entry] : next_fire_)
+    if (earliest < 0 || entry.second < earliest) earliest = entry.second;
+  return earliest;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The thread
+
+int64_t Scheduler::RunOnce() {
+  MutexLock work(&work_mutex_);
+  bool dirty;
+  {
+    MutexLock lock(&mutex_);
+    dirty = schedules_dirty_;
+  }
+  auto log = [](const Status& st) {
+    if (!st.ok()) OG_LOG(kError, "scheduler: " << st.message());
+  };
+  if (dirty) log(ReloadSchedules());
+  log(ProcessEvents());
+  log(ExecuteFires());
+  int64_t next = FireDueSchedules(clock_->NowMillis());
+  log(ExecuteFires());
+  // Starting actions may have ended some at once (a missing script): their events are next.
+  log(ProcessEvents());
+  log(ExecuteFires());
+  return next;
+}
+
+void Scheduler::Start() {
+  MutexLock lock(&mutex_);
+  if (thread_.joinable()) return;
+  stopping_ = false;
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void Scheduler::Loop() {
+  for (;;) {
+    {
+      MutexLock lock(&mutex_);
+      if (stopping_) return;
+      woken_ = false;
+    }
+    int64_t next = -1;
+    try {
+      next = RunOnce();
+    } catch (const std::exception& e) {
+      OG_LOG(kError, "scheduler: " << SanitizeUtf8(e.what()));
+      next = clock_->NowMillis() + 1000;
+    } catch (...) {
+      OG_LOG(kError, "scheduler: unknown exception");
+      next = clock_->NowMillis() + 1000;
+    }
+    MutexLock lock(&mutex_);
+    if (stopping_) return;
+    if (woken_) continue;
+    // Sleep until the next scheduled fire (a minute at most, to notice clock jumps) or a Wake.
+    int64_t wait_ms = next < 0 ? 60000 : std::clamp<int64_t>(next - clock_->NowMillis(), 0, 60000);
+    if (wait_ms > 0) wake_.WaitFor(&mutex_, std::chrono::milliseconds(wait_ms));
+  }
+}
+
+void Scheduler::Wake() {
+  {
+    MutexLock lock(&mutex_);
+    woken_ = true;
+  }
+  wake_.SignalAll();
+}
+
+void Scheduler::Stop() {
+  std::thread thread;
+  {
+    MutexLock lock(&mutex_);
+    stopping_ = true;
+    thread = std::move(thread_);
+  }
+  wake_.SignalAll();
+  if (thread.joinable()) thread.join();
+}
+
+}  // namespace openglue::schedule
