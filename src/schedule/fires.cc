@@ -22,6 +22,27 @@ Status RecordJobRunEnded(store::Transaction* txn, const jobs::JobRunEnded& ended
   return txn->Put(kEvent, ended.run_id, DumpJson(event));
 }
 
+Status RecordCrawlEnded(store::Transaction* txn, const std::string& crawl_id,
+                        const std::string& crawler, const std::string& crawl_state) {
+  Json event{{"crawler", crawler}, {"state", crawl_state}};
+  return txn->Put(kEvent, "crawl:" + crawl_id, DumpJson(event));
+}
+
+namespace {
+
+// Where a crawler started by a workflow run is remembered until its crawl ends (a crawler runs
+// one crawl at a time).
+std::string CrawlerIndexKey(const std::string& crawler) { return store::MakeKey({"crawler", crawler}); }
+
+// A crawl's state as the state of a workflow-run action (job-run state names).
+std::string ActionStateOfCrawl(const std::string& crawl_state) {
+  if (crawl_state == "CANCELLED") return "STOPPED";
+  if (crawl_state == "SUCCEEDED" || crawl_state == "FAILED") return crawl_state;
+  return "ERROR";
+}
+
+}  // namespace
+
 Scheduler::Scheduler(store::MetadataStore* store, const Clock* clock, Random* random,
                      jobs::JobService* jobs, SchedulerOptions options)
     : store_(store), clock_(clock), jobs_(jobs), options_(std::move(options)), random_(random) {}
@@ -192,6 +213,12 @@ Status Scheduler::ExecuteFire(const std::string& fire_id) {
     Json& stored_action = (*current)["actions"][i];
     stored_action["done"] = true;
     if (!started.ok()) stored_action["error"] = started.message();
+    if (!workflow_run_id.empty() && started.ok() && !Str(action, "CrawlerName").empty())
+      OG_RETURN_NOT_OK(txn->Put(kRunIndex, CrawlerIndexKey(Str(action, "CrawlerName")),
+                                DumpJson(Json{{"workflow_run_id", workflow_run_id},
+                                              {"workflow", workflow},
+                                              {"trigger", trigger},
+                                              {"run_id", run_id}})));
     if (!workflow_run_id.empty() && !started.ok()) {
       auto run = LoadWorkflowRun(txn.get(), workflow, workflow_run_id);
       if (run.ok()) {
@@ -247,14 +274,29 @@ Status Scheduler::ProcessEvent(const std::string& run_id) {
     OG_LOG(kError, "an unreadable job-run event for " << run_id << " was dropped");
     return txn->Commit();
   }
-  std::string job = Str(event, "job"), state = Str(event, "state");
+  // A job run's end, or a crawl's (the crawler module's events).
+  const bool crawl = event.contains("crawler");
+  const std::string job = Str(event, crawl ? "crawler" : "job"), state = Str(event, "state");
+  const char* name_member = crawl ? "CrawlerName" : "JobName";
+  const char* state_member = crawl ? "CrawlState" : "State";
   std::string previous = Str(event, "previous_run_id");
   bool retrying = event.value("retrying", false);
 
-  // Which workflow run (if any) the job run belongs to; a retry belongs where its first attempt did.
-  OG_ASSIGN_OR_RETURN(auto index, Load(txn.get(), kRunIndex, run_id, "run index " + run_id));
+  // Which workflow run (if any) the job run belongs to; a retry belongs where its first attempt
+  // did; a crawl, where its crawler was last started by a workflow run.
+  std::optional<Json> index;
+  std::string action_id = run_id;
+  if (crawl) {
+    OG_ASSIGN_OR_RETURN(index, Load(txn.get(), kRunIndex, CrawlerIndexKey(job), "crawler " + job));
+    if (index) {
+      action_id = Str(*index, "run_id");
+      OG_RETURN_NOT_OK(txn->Delete(kRunIndex, CrawlerIndexKey(job)).status());
+    }
+  } else {
+    OG_ASSIGN_OR_RETURN(index, Load(txn.get(), kRunIndex, run_id, "run index " + run_id));
+  }
   bool is_retry = false;
-  if (!index && !previous.empty()) {
+  if (!crawl && !index && !previous.empty()) {
     OG_ASSIGN_OR_RETURN(index, Load(txn.get(), kRunIndex, previous, "run index " + previous));
     if (index) {
       is_retry = true;
@@ -275,17 +317,18 @@ Status Scheduler::ProcessEvent(const std::string& run_id) {
     if (!actions.is_array()) actions = Json::array();
     bool found = false;
     for (Json& entry : actions) {
-      if (Str(entry, "run_id") == run_id) {
+      if (Str(entry, "run_id") == action_id) {
         found = true;
         // A failed attempt with a retry to come stays active in the workflow run.
-        if (!retrying) entry["state"] = state;
+        if (!retrying) entry["state"] = crawl ? ActionStateOfCrawl(state) : state;
+        if (crawl) entry["crawl_state"] = state;
         entry["retrying"] = retrying;
       } else if (is_retry && Str(entry, "run_id") == previous) {
         entry["state"] = "FAILED";
         entry["retrying"] = false;
       }
     }
-    if (!found) {
+    if (!found && !crawl) {
       std::string trigger = Str(*index, "trigger");
       actions.push_back({{"type", "JOB"}, {"name", job}, {"run_id", run_id}, {"trigger", trigger},
                          {"state", retrying ? "RUNNING" : state}, {"retrying", retrying},
@@ -305,13 +348,13 @@ Status Scheduler::ProcessEvent(const std::string& run_id) {
       const Json& conditions = Arr(predicate, "Conditions");
       std::vector<size_t> matched;
       for (size_t i = 0; i < conditions.size(); ++i)
-        if (Str(conditions[i], "JobName") == job && Str(conditions[i], "State") == state)
+        if (Str(conditions[i], name_member) == job && Str(conditions[i], state_member) == state)
           matched.push_back(i);
       if (matched.empty()) continue;
       std::string pred_key = store::MakeKey({row.key, scope});
       OG_ASSIGN_OR_RETURN(auto pred, Load(txn.get(), kPredicate, pred_key, "predicate " + row.key));
       Json satisfied = pred ? Obj(*pred, "satisfied") : Json::object();
-      for (size_t i : matched) satisfied[std::to_string(i)] = run_id;
+      for (size_t i : matched) satisfied[std::to_string(i)] = action_id;
       bool fire = Str(predicate, "Logical", "AND") == "ANY";
       if (!fire) {
         fire = true;

@@ -80,6 +80,14 @@ struct SchedulerOptions {
 // transaction. Then call Scheduler::Wake (RunEndedHook::notify).
 Status RecordJobRunEnded(store::Transaction* txn, const jobs::JobRunEnded& ended);
 
+// For the crawler module: writes the event that crawl `crawl_id` (unique per crawl) of crawler
+// `crawler` ended in `crawl_state` (SUCCEEDED, FAILED, CANCELLED or ERROR), inside the
+// transaction that records the crawl's end; then call Scheduler::Wake. Conditional triggers with
+// a CrawlerName / CrawlState condition see it, and a workflow run that started the crawler
+// (through SchedulerOptions::start_crawler) counts it as that action's end.
+Status RecordCrawlEnded(store::Transaction* txn, const std::string& crawl_id,
+                        const std::string& crawler, const std::string& crawl_state);
+
 // For resource::TagService::Register("trigger" / "workflow", ...).
 Status TriggerExists(store::Transaction* txn, const std::vector<std::string>& resource);
 Status WorkflowExists(store::Transaction* txn, const std::vector<std::string>& resource);

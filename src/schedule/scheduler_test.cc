@@ -80,9 +80,9 @@ class SchedulerTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
   }
   // A new scheduler over the same store: what a server restart does.
-  void MakeScheduler() {
+  void MakeScheduler(SchedulerOptions options = {}) {
     scheduler_.reset();
-    auto made = Scheduler::Make(store_.get(), &clock_, &random_, jobs_.get(), SchedulerOptions{});
+    auto made = Scheduler::Make(store_.get(), &clock_, &random_, jobs_.get(), std::move(options));
     ASSERT_TRUE(made.ok());
     scheduler_ = std::move(*made);
   }
@@ -205,6 +205,50 @@ TEST_F(SchedulerTest, ARecordedFireCarriedOutTwiceStartsItsRunOnce) {
   MakeScheduler();
   scheduler_->RunOnce();
   EXPECT_EQ(Runs("once").size(), 1u);
+}
+
+// The seam the crawler module fills in: a workflow run starts a crawler through start_crawler,
+// the crawl's end (RecordCrawlEnded) completes that action and satisfies crawl conditions.
+TEST_F(SchedulerTest, CrawlerActionsRunThroughTheCrawlerSeam) {
+  std::vector<std::string> crawls;
+  SchedulerOptions options;
+  options.start_crawler = [&crawls](const std::string& name) {
+    crawls.push_back(name);
+    return Status::OK();
+  };
+  MakeScheduler(options);
+  CreateJob("load");
+  Ok(scheduler_->CreateWorkflow(Json{{"Name", "wf"}}));
+  Ok(scheduler_->CreateTrigger(Json{{"Name", "go"}, {"WorkflowName", "wf"}, {"Type", "ON_DEMAND"},
+                                    {"Actions", {{{"CrawlerName", "raw"}}}}}));
+  Ok(scheduler_->CreateTrigger(
+      Json{{"Name", "crawled"}, {"WorkflowName", "wf"}, {"Type", "CONDITIONAL"},
+           {"StartOnCreation", true}, {"Actions", {{{"JobName", "load"}}}},
+           {"Predicate", {{"Conditions", {{{"LogicalOperator", "EQUALS"}, {"CrawlerName", "raw"},
+                                           {"CrawlState", "SUCCEEDED"}}}}}}}));
+  auto started = scheduler_->StartWorkflowRun(Json{{"Name", "wf"}});
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  std::string run_id = (*started)["RunId"];
+  scheduler_->RunOnce();
+  ASSERT_EQ(crawls, std::vector<std::string>{"raw"});
+  EXPECT_EQ(Runs("load").size(), 0u);
+  {
+    auto txn = store_->BeginWrite();
+    ASSERT_TRUE(txn.ok());
+    ASSERT_TRUE(RecordCrawlEnded(txn->get(), "crawl-1", "raw", "SUCCEEDED").ok());
+    ASSERT_TRUE((*txn)->Commit().ok());
+  }
+  scheduler_->RunOnce();
+  Json runs = Runs("load");
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0]["Arguments"]["--WORKFLOW_RUN_ID"], run_id);
+  FinishRuns(0);
+  auto run = scheduler_->GetWorkflowRun(Json{{"Name", "wf"}, {"RunId", run_id}, {"IncludeGraph", true}});
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ((*run)["Run"]["Status"], "COMPLETED");
+  EXPECT_EQ((*run)["Run"]["Statistics"]["SucceededActions"], 2);
+  for (const Json& node : (*run)["Run"]["Graph"]["Nodes"])
+    if (node["Type"] == "CRAWLER") EXPECT_EQ(node["CrawlerDetails"]["Crawls"][0]["State"], "SUCCEEDED");
 }
 
 }  // namespace

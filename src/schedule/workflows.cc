@@ -89,7 +89,11 @@ Result<Json> Scheduler::Graph(store::Transaction* txn, const std::string& workfl
           list.push_back(std::move(job_run));
         }
       } else {
-        Json crawl{{"State", Str(entry, "state") == "ERROR" ? "ERROR" : Str(entry, "state")},
+        std::string state = Str(entry, "state");
+        Json crawl{{"State", entry.contains("crawl_state") ? Str(entry, "crawl_state")
+                             : state == "STOPPED"       ? "CANCELLED"
+                             : IsFinalState(state)      ? "ERROR"
+                                                        : "RUNNING"},
                    {"StartedOn", entry.value("started_on", 0.0)}};
         if (entry.contains("error")) crawl["ErrorMessage"] = entry["error"];
         list.push_back(std::move(crawl));
