@@ -227,3 +227,17 @@ def test_kill9_mid_workflow_finishes_the_run_without_doubling_a_job(srv, tmp_pat
             assert len(kit.traces(job)) == 1, job
     finally:
         kit.close()
+
+
+def test_the_documented_example_runs(fresh_server):
+    """examples/workflow_demo.py (docs/workflows.md's example, `make demo-workflow`) runs."""
+    import os
+    import subprocess
+    import sys
+    from conftest import ROOT
+    result = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "workflow_demo.py"),
+                             fresh_server.endpoint, fresh_server.data_dir],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "COMPLETED: 4/4 actions succeeded" in result.stdout, result.stdout
+    assert "'load': 'done'" in result.stdout and "'day': '2026-12-01'" in result.stdout
