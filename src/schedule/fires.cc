@@ -340,6 +340,8 @@ Status Scheduler::ProcessEvent(const std::string& run_id) {
     // Conditional triggers of this scope with a condition this run satisfies.
     OG_ASSIGN_OR_RETURN(auto triggers, txn->Scan(kTrigger, store::ScanOptions{}));
     for (const auto& row : triggers) {
+      // Most triggers are not conditional: skip them without parsing.
+      if (row.doc.find("\"CONDITIONAL\"") == std::string::npos) continue;
       Json trigger = ParseJson(row.doc);
       if (!trigger.is_object() || Str(trigger, "Type") != "CONDITIONAL" ||
           Str(trigger, "State") != "ACTIVATED" || Str(trigger, "WorkflowName") != workflow)
