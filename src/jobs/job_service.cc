@@ -563,11 +563,11 @@ void JobService::Release(const ActiveRun& work) {
   released_.SignalAll();
 }
 
-Result<std::string> JobService::CreateRun(const Json& job, const Json& arguments,
-                                          const Json& request, int attempt,
-                                          const std::string& previous_run_id,
-                                          const std::string& given_run_id,
-                                          const std::string& trigger_name) {
+Result<JobService::NewRun> JobService::PrepareRun(const Json& job, const Json& arguments,
+                                                  const Json& request, int attempt,
+                                                  const std::string& previous_run_id,
+                                                  const std::string& given_run_id,
+                                                  const std::string& trigger_name) {
   std::string job_name = GetString(job, "Name");
   int64_t max_runs = GetInt(GetObject(job, "ExecutionProperty"), "MaxConcurrentRuns", 1);
   bool queuing = GetBool(request, "JobRunQueuingEnabled", GetBool(job, "JobRunQueuingEnabled", false));
@@ -603,10 +603,11 @@ Result<std::string> JobService::CreateRun(const Json& job, const Json& arguments
     active_[sequence] = std::move(active_run);
   }
 
-  // Write outside it.
-  std::string key = RunKey(job_name, sequence);
+  // The document is built outside it.
+  NewRun created{sequence, RunKey(job_name, sequence), run_id, job_name, Json::object(), waiting,
+                 attempt};
   double now = clock_->NowSeconds();
-  Json run = Json::object();
+  Json& run = created.doc;
   run["Id"] = run_id;
   run["Attempt"] = attempt;
   if (!previous_run_id.empty()) run["PreviousRunId"] = previous_run_id;
@@ -632,33 +633,54 @@ Result<std::string> JobService::CreateRun(const Json& job, const Json& arguments
                 {"max_retries", GetInt(job, "MaxRetries", 0)},
                 {"sequence", sequence}, {"max_concurrent_runs", max_runs},
                 {"role", GetString(job, "Role")}};
+  return created;
+}
+
+Status JobService::CommitRuns(const std::vector<NewRun>& runs) {
+  if (runs.empty()) return Status::OK();
   Status committed = [&]() -> Status {
     OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
-    OG_RETURN_NOT_OK(txn->Put(kJobRun, key, DumpJson(run)));
-    OG_RETURN_NOT_OK(txn->Put(kJobRunId, run_id, key));
-    OG_RETURN_NOT_OK(txn->Put(kActiveJobRun, key, ""));
+    uint64_t highest = 0;
+    for (const NewRun& run : runs) {
+      OG_RETURN_NOT_OK(txn->Put(kJobRun, run.key, DumpJson(run.doc)));
+      OG_RETURN_NOT_OK(txn->Put(kJobRunId, run.run_id, run.key));
+      OG_RETURN_NOT_OK(txn->Put(kActiveJobRun, run.key, ""));
+      highest = std::max(highest, run.sequence);
+    }
     // Creations commit in any order; the counter keeps the highest sequence handed out.
     OG_ASSIGN_OR_RETURN(auto last, txn->Get(kJobRunSequence, "last"));
     uint64_t stored = 0;
-    if (!last || !ParseU64(*last, &stored) || stored < sequence)
-      OG_RETURN_NOT_OK(txn->Put(kJobRunSequence, "last", std::to_string(sequence)));
+    if (!last || !ParseU64(*last, &stored) || stored < highest)
+      OG_RETURN_NOT_OK(txn->Put(kJobRunSequence, "last", std::to_string(highest)));
     return txn->Commit();
   }();
-
   {
     MutexLock lock(&mutex_);
-    auto it = active_.find(sequence);
-    if (!committed.ok()) {
-      if (it != active_.end()) active_.erase(it);
-    } else if (it != active_.end()) {
-      it->second->busy = false;
+    for (const NewRun& run : runs) {
+      auto it = active_.find(run.sequence);
+      if (it == active_.end()) continue;
+      if (!committed.ok()) active_.erase(it);
+      else it->second->busy = false;
     }
     released_.SignalAll();
   }
   OG_RETURN_NOT_OK(committed);
-  OG_LOG(kInfo, "job " << job_name << " run " << run_id << " "
-                       << StateName(waiting ? JobRunState::kWaiting : JobRunState::kStarting)
-                       << " (attempt " << attempt << ")");
+  for (const NewRun& run : runs)
+    OG_LOG(kInfo, "job " << run.job << " run " << run.run_id << " "
+                         << StateName(run.waiting ? JobRunState::kWaiting : JobRunState::kStarting)
+                         << " (attempt " << run.attempt << ")");
+  return Status::OK();
+}
+
+Result<std::string> JobService::CreateRun(const Json& job, const Json& arguments,
+                                          const Json& request, int attempt,
+                                          const std::string& previous_run_id,
+                                          const std::string& given_run_id,
+                                          const std::string& trigger_name) {
+  OG_ASSIGN_OR_RETURN(NewRun run, PrepareRun(job, arguments, request, attempt, previous_run_id,
+                                             given_run_id, trigger_name));
+  std::string run_id = run.run_id;
+  OG_RETURN_NOT_OK(CommitRuns({std::move(run)}));
   return run_id;
 }
 
@@ -678,20 +700,60 @@ Result<Json> JobService::StartJobRun(const Json& request) {
   return Json{{"JobRunId", run_id}};
 }
 
+std::vector<Status> JobService::StartTriggeredRuns(const std::vector<TriggeredRun>& runs) {
+  std::vector<Status> outcomes(runs.size());
+  if (runs.empty()) return outcomes;
+  // What exists already (runs started before a restart) and the jobs, in one read.
+  std::map<std::string, Result<Json>> jobs;
+  std::vector<bool> exists(runs.size(), false);
+  {
+    auto txn = store_->BeginRead();
+    if (!txn.ok()) return std::vector<Status>(runs.size(), txn.status());
+    for (size_t i = 0; i < runs.size(); ++i) {
+      auto existing = (*txn)->Get(kJobRunId, runs[i].run_id);
+      if (!existing.ok()) {
+        outcomes[i] = existing.status();
+        continue;
+      }
+      exists[i] = existing->has_value();
+      std::string name = GetString(runs[i].request, "JobName");
+      if (exists[i] || jobs.count(name)) continue;
+      auto doc = (*txn)->Get(kJob, name);
+      if (!doc.ok()) jobs.emplace(name, doc.status());
+      else if (!doc->has_value()) jobs.emplace(name, Status::EntityNotFound("Job " + name + " not found."));
+      else jobs.emplace(name, ParseStored(**doc, "job " + name));
+    }
+  }
+  std::vector<NewRun> prepared;
+  std::vector<size_t> prepared_index;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (!outcomes[i].ok() || exists[i]) continue;
+    const Result<Json>& job = jobs.at(GetString(runs[i].request, "JobName"));
+    if (!job.ok()) {
+      outcomes[i] = job.status();
+      continue;
+    }
+    Json arguments = MergeArguments(*job, GetObject(runs[i].request, "Arguments"));
+    Result<NewRun> run = PrepareRun(*job, arguments, runs[i].request, 0, "", runs[i].run_id,
+                                    runs[i].trigger_name);
+    if (!run.ok()) {
+      outcomes[i] = run.status();
+      continue;
+    }
+    prepared.push_back(std::move(*run));
+    prepared_index.push_back(i);
+  }
+  // Every new run in one transaction.
+  Status committed = CommitRuns(prepared);
+  if (!committed.ok())
+    for (size_t i : prepared_index) outcomes[i] = committed;
+  Kick();
+  return outcomes;
+}
+
 Status JobService::StartTriggeredRun(const Json& request, const std::string& run_id,
                                      const std::string& trigger_name) {
-  std::string name = GetString(request, "JobName");
-  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
-  OG_ASSIGN_OR_RETURN(auto existing, txn->Get(kJobRunId, run_id));
-  if (existing) return Status::OK();  // started before a restart
-  OG_ASSIGN_OR_RETURN(auto doc, txn->Get(kJob, name));
-  txn.reset();
-  if (!doc) return Status::EntityNotFound("Job " + name + " not found.");
-  OG_ASSIGN_OR_RETURN(Json job, ParseStored(*doc, "job " + name));
-  Json arguments = MergeArguments(job, GetObject(request, "Arguments"));
-  OG_RETURN_NOT_OK(CreateRun(job, arguments, request, 0, "", run_id, trigger_name).status());
-  Kick();
-  return Status::OK();
+  return StartTriggeredRuns({TriggeredRun{request, run_id, trigger_name}}).front();
 }
 
 Result<Json> JobService::GetJobRun(const Json& request) {

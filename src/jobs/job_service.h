@@ -161,6 +161,14 @@ class JobService {
   // ConcurrentRunsExceeded, InvalidInput).
   Status StartTriggeredRun(const Json& request, const std::string& run_id,
                            const std::string& trigger_name);
+  // StartTriggeredRun for many runs at once: the new runs are created in one store transaction
+  // (a burst of scheduled fires costs one commit). Returns one status per run, in order.
+  struct TriggeredRun {
+    Json request;
+    std::string run_id;
+    std::string trigger_name;
+  };
+  std::vector<Status> StartTriggeredRuns(const std::vector<TriggeredRun>& runs);
 
   // Reconciles runs left active by an earlier server process. Call once before Start/Tick.
   // A stored run that cannot be read is ended ERROR with a message, not an error of Recover;
@@ -203,6 +211,23 @@ class JobService {
   // The stored document of `run`, or when it cannot be read (damaged or missing), a replacement
   // built from `run` with `*unreadable` set to a message saying so. Errors: the store's.
   Result<Json> LoadRunOrRebuild(const ActiveRun& run, std::string* unreadable);
+  // A run being created: entered (busy) in the active table, its document built, not yet
+  // committed. CommitRuns writes runs in one transaction and releases them (or drops them from
+  // the table when the commit fails).
+  struct NewRun {
+    uint64_t sequence = 0;
+    std::string key;
+    std::string run_id;
+    std::string job;
+    Json doc;
+    bool waiting = false;
+    int attempt = 0;
+  };
+  Result<NewRun> PrepareRun(const Json& job, const Json& arguments, const Json& request,
+                            int attempt, const std::string& previous_run_id,
+                            const std::string& run_id, const std::string& trigger_name)
+      EXCLUDES(mutex_);
+  Status CommitRuns(const std::vector<NewRun>& runs) EXCLUDES(mutex_);
   // `run_id` "" makes a new id; `trigger_name` "" for runs not started by a trigger.
   Result<std::string> CreateRun(const Json& job, const Json& arguments, const Json& request,
                                 int attempt, const std::string& previous_run_id,

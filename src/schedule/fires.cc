@@ -148,105 +148,144 @@ Result<std::string> Scheduler::RecordFire(store::Transaction* txn, const Json& t
 }
 
 Status Scheduler::ExecuteFires() {
-  std::vector<std::string> ids;
+  // Every recorded fire, oldest first.
+  std::vector<std::pair<std::string, Json>> fires;
   {
     OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
-    OG_ASSIGN_OR_RETURN(auto rows, txn->Scan(kFire, store::ScanOptions{"", "", -1, true}));
-    for (auto& row : rows) ids.push_back(row.key);
-  }
-  for (const std::string& id : ids) OG_RETURN_NOT_OK(ExecuteFire(id));
-  return Status::OK();
-}
-
-Status Scheduler::ExecuteFire(const std::string& fire_id) {
-  Json fire;
-  {
-    OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
-    OG_ASSIGN_OR_RETURN(auto loaded, Load(txn.get(), kFire, fire_id, "fire " + fire_id));
-    if (!loaded) return Status::OK();
-    fire = std::move(*loaded);
-  }
-  std::string trigger = Str(fire, "trigger");
-  std::string workflow = Str(fire, "workflow");
-  std::string workflow_run_id = Str(fire, "workflow_run_id");
-  const Json actions = Arr(fire, "actions");
-  for (size_t i = 0; i < actions.size(); ++i) {
-    const Json& action = actions[i];
-    if (action.value("done", false)) continue;
-    std::string run_id = Str(action, "run_id");
-    // A workflow run that was stopped starts nothing more.
-    bool stopped = false;
-    if (!workflow_run_id.empty()) {
-      OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
-      auto run = LoadWorkflowRun(txn.get(), workflow, workflow_run_id);
-      stopped = !run.ok() || Str(run->second, "Status") != "RUNNING";
+    OG_ASSIGN_OR_RETURN(auto rows, txn->Scan(kFire, store::ScanOptions{}));
+    for (auto& row : rows) {
+      Json fire = ParseJson(row.doc);
+      if (!fire.is_object()) fire = Json{{"actions", Json::array()}};  // dropped below
+      fires.emplace_back(row.key, std::move(fire));
     }
+  }
+  if (fires.empty()) return Status::OK();
+  // Carry out every action not done yet; the outcomes are recorded together afterwards, in one
+  // transaction (a crash before it carries the actions out again: starting a job run whose id
+  // exists does nothing).
+  struct Outcome {
+    size_t fire;
+    size_t action;
     Status started;
-    std::string final_state = "ERROR";
-    if (stopped) {
-      started = Status::InvalidInput("The workflow run was stopped before this action started.");
-      final_state = "STOPPED";
-    } else if (!Str(action, "JobName").empty()) {
-      Json request{{"JobName", Str(action, "JobName")}};
-      for (const char* member : {"Arguments", "Timeout", "SecurityConfiguration",
-                                 "NotificationProperty"})
-        if (action.contains(member)) request[member] = action[member];
-      try {
-        started = jobs_->StartTriggeredRun(request, run_id, trigger);
-      } catch (const std::exception& e) {
-        started = Status::Internal(SanitizeUtf8(e.what()));
+    std::string final_state;  // of the workflow-run action when it did not start
+  };
+  std::vector<Outcome> outcomes;
+  std::map<std::string, bool> running;  // workflow run id -> still RUNNING (read once a pass)
+  std::vector<jobs::JobService::TriggeredRun> job_runs;
+  std::vector<size_t> job_outcomes;  // outcomes[job_outcomes[j]] is job_runs[j]'s
+  for (size_t f = 0; f < fires.size(); ++f) {
+    const Json& fire = fires[f].second;
+    std::string trigger = Str(fire, "trigger");
+    std::string workflow = Str(fire, "workflow");
+    std::string workflow_run_id = Str(fire, "workflow_run_id");
+    const Json& actions = Arr(fire, "actions");
+    for (size_t i = 0; i < actions.size(); ++i) {
+      const Json& action = actions[i];
+      if (action.value("done", false)) continue;
+      // A workflow run that was stopped starts nothing more.
+      if (!workflow_run_id.empty() && !running.count(workflow_run_id)) {
+        OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+        auto run = LoadWorkflowRun(txn.get(), workflow, workflow_run_id);
+        running[workflow_run_id] = run.ok() && Str(run->second, "Status") == "RUNNING";
       }
-    } else {
-      started = options_.start_crawler ? options_.start_crawler(Str(action, "CrawlerName"))
-                                       : Status::InvalidInput(kCrawlersUnavailable);
-      // A started crawl is final for the workflow run once the crawler module reports it;
-      // until crawlers exist nothing reports, so only failures are recorded here.
-    }
-    if (!started.ok())
-      OG_LOG(kWarn, "trigger " << trigger << ": action "
-                               << Str(action, "JobName", Str(action, "CrawlerName"))
-                               << " not started: " << started.message());
-    // Record the outcome (and, in a workflow run, a failed start as the action's end).
-    OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
-    OG_ASSIGN_OR_RETURN(auto current, Load(txn.get(), kFire, fire_id, "fire " + fire_id));
-    if (!current) return Status::OK();
-    Json& stored_action = (*current)["actions"][i];
-    stored_action["done"] = true;
-    if (!started.ok()) stored_action["error"] = started.message();
-    if (!workflow_run_id.empty() && started.ok() && !Str(action, "CrawlerName").empty())
-      OG_RETURN_NOT_OK(txn->Put(kRunIndex, CrawlerIndexKey(Str(action, "CrawlerName")),
-                                DumpJson(Json{{"workflow_run_id", workflow_run_id},
-                                              {"workflow", workflow},
-                                              {"trigger", trigger},
-                                              {"run_id", run_id}})));
-    if (!workflow_run_id.empty() && !started.ok()) {
-      auto run = LoadWorkflowRun(txn.get(), workflow, workflow_run_id);
-      if (run.ok()) {
-        for (Json& entry : (*run).second["_og"]["actions"])
-          if (Str(entry, "run_id") == run_id) {
-            entry["state"] = final_state;
-            entry["error"] = TruncateUtf8(started.message(), 2048);
-          }
-        MaybeComplete(&run->second, clock_->NowSeconds());
-        OG_RETURN_NOT_OK(txn->Put(kWorkflowRun, run->first, DumpJson(run->second)));
+      Outcome outcome{f, i, Status::OK(), "ERROR"};
+      if (!workflow_run_id.empty() && !running[workflow_run_id]) {
+        outcome.started =
+            Status::InvalidInput("The workflow run was stopped before this action started.");
+        outcome.final_state = "STOPPED";
+      } else if (!Str(action, "JobName").empty()) {
+        // Started below, all together.
+        Json request{{"JobName", Str(action, "JobName")}};
+        for (const char* member : {"Arguments", "Timeout", "SecurityConfiguration",
+                                   "NotificationProperty"})
+          if (action.contains(member)) request[member] = action[member];
+        job_runs.push_back({std::move(request), Str(action, "run_id"), trigger});
+        job_outcomes.push_back(outcomes.size());
+      } else {
+        // A started crawl ends through RecordCrawlEnded (the crawler module).
+        outcome.started = options_.start_crawler
+                              ? options_.start_crawler(Str(action, "CrawlerName"))
+                              : Status::InvalidInput(kCrawlersUnavailable);
       }
-    }
-    bool all_done = true;
-    for (const Json& a : (*current)["actions"])
-      if (!a.value("done", false)) all_done = false;
-    if (all_done) OG_RETURN_NOT_OK(txn->Delete(kFire, fire_id).status());
-    else OG_RETURN_NOT_OK(txn->Put(kFire, fire_id, DumpJson(*current)));
-    OG_RETURN_NOT_OK(txn->Commit());
-    // Stopped while this run was being started: stop it too.
-    if (started.ok() && !workflow_run_id.empty() && !Str(action, "JobName").empty()) {
-      OG_ASSIGN_OR_RETURN(auto read, store_->BeginRead());
-      auto run = LoadWorkflowRun(read.get(), workflow, workflow_run_id);
-      read.reset();
-      if (run.ok() && Str(run->second, "Status") != "RUNNING")
-        (void)jobs_->BatchStopJobRun(
-            Json{{"JobName", Str(action, "JobName")}, {"JobRunIds", Json::array({run_id})}});
+      outcomes.push_back(std::move(outcome));
     }
   }
+  // The job runs of every fire in one transaction: a burst of fires costs one commit.
+  std::vector<Status> started;
+  try {
+    started = jobs_->StartTriggeredRuns(job_runs);
+  } catch (const std::exception& e) {
+    started.assign(job_runs.size(), Status::Internal(SanitizeUtf8(e.what())));
+  }
+  for (size_t j = 0; j < job_outcomes.size() && j < started.size(); ++j)
+    outcomes[job_outcomes[j]].started = started[j];
+  for (const Outcome& outcome : outcomes) {
+    if (outcome.started.ok()) continue;
+    const Json& action = fires[outcome.fire].second["actions"][outcome.action];
+    OG_LOG(kWarn, "trigger " << Str(fires[outcome.fire].second, "trigger") << ": action "
+                             << Str(action, "JobName", Str(action, "CrawlerName"))
+                             << " not started: " << outcome.started.message());
+  }
+
+  // Record the outcomes: actions done, failed starts as their actions' ends in workflow runs.
+  std::vector<std::pair<std::string, std::string>> to_stop;  // job, run id
+  {
+    OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+    std::map<std::string, std::pair<std::string, Json>> runs;  // workflow run id -> (key, run)
+    for (const Outcome& outcome : outcomes) {
+      Json& fire = fires[outcome.fire].second;
+      Json& action = fire["actions"][outcome.action];
+      action["done"] = true;
+      if (!outcome.started.ok()) action["error"] = outcome.started.message();
+      std::string workflow_run_id = Str(fire, "workflow_run_id");
+      if (workflow_run_id.empty()) continue;
+      bool is_crawler = !Str(action, "CrawlerName").empty();
+      if (outcome.started.ok() && is_crawler)
+        OG_RETURN_NOT_OK(txn->Put(kRunIndex, CrawlerIndexKey(Str(action, "CrawlerName")),
+                                  DumpJson(Json{{"workflow_run_id", workflow_run_id},
+                                                {"workflow", Str(fire, "workflow")},
+                                                {"trigger", Str(fire, "trigger")},
+                                                {"run_id", Str(action, "run_id")}})));
+      if (outcome.started.ok()) continue;
+      if (!runs.count(workflow_run_id)) {
+        auto run = LoadWorkflowRun(txn.get(), Str(fire, "workflow"), workflow_run_id);
+        if (!run.ok()) continue;
+        runs[workflow_run_id] = std::move(*run);
+      }
+      for (Json& entry : runs[workflow_run_id].second["_og"]["actions"])
+        if (Str(entry, "run_id") == Str(action, "run_id")) {
+          entry["state"] = outcome.final_state;
+          entry["error"] = TruncateUtf8(outcome.started.message(), 2048);
+        }
+    }
+    for (auto& [id, run] : runs) {
+      MaybeComplete(&run.second, clock_->NowSeconds());
+      OG_RETURN_NOT_OK(txn->Put(kWorkflowRun, run.first, DumpJson(run.second)));
+    }
+    for (const auto& [fire_id, fire] : fires) {
+      bool all_done = true;
+      for (const Json& action : Arr(fire, "actions"))
+        if (!action.value("done", false)) all_done = false;
+      if (all_done) OG_RETURN_NOT_OK(txn->Delete(kFire, fire_id).status());
+      else OG_RETURN_NOT_OK(txn->Put(kFire, fire_id, DumpJson(fire)));
+    }
+    OG_RETURN_NOT_OK(txn->Commit());
+    // A workflow run stopped while its runs were being started: stop those too.
+    for (const Outcome& outcome : outcomes) {
+      const Json& fire = fires[outcome.fire].second;
+      const Json& action = fire["actions"][outcome.action];
+      std::string workflow_run_id = Str(fire, "workflow_run_id");
+      if (!outcome.started.ok() || workflow_run_id.empty() || Str(action, "JobName").empty())
+        continue;
+      auto read = store_->BeginRead();
+      if (!read.ok()) continue;
+      auto run = LoadWorkflowRun(read->get(), Str(fire, "workflow"), workflow_run_id);
+      if (run.ok() && Str(run->second, "Status") != "RUNNING")
+        to_stop.emplace_back(Str(action, "JobName"), Str(action, "run_id"));
+    }
+  }
+  for (const auto& [job, run_id] : to_stop)
+    (void)jobs_->BatchStopJobRun(Json{{"JobName", job}, {"JobRunIds", Json::array({run_id})}});
   return Status::OK();
 }
 

@@ -146,7 +146,6 @@ class Scheduler {
   Status ProcessEvents();
   Status ProcessEvent(const std::string& run_id);
   Status ExecuteFires();
-  Status ExecuteFire(const std::string& fire_id);
   int64_t FireDueSchedules(int64_t now_ms) EXCLUDES(mutex_);
   Status ReloadSchedules() EXCLUDES(mutex_);
   // Records a fire of `trigger` in `txn`: actions get run ids (and the workflow arguments when
