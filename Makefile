@@ -26,7 +26,7 @@ comma := ,
 export PATH := $(VENV)/bin:$(PATH)
 export VIRTUAL_ENV := $(VENV)
 
-.PHONY: all deps build test unit-test e2e-test demo demo-workflow bench bench-deps bench-jobs bench-etl bench-bookmarks docs clean help \
+.PHONY: all deps build test unit-test e2e-test demo demo-workflow bench bench-deps bench-jobs bench-schedule bench-etl bench-bookmarks docs clean help \
         sanitize tsan analyze fuzz fuzz-build kill9 ci
 
 all: build
@@ -99,6 +99,9 @@ bench: build bench-deps
 
 bench-jobs: build
 	@OPENGLUE_BIN=$(CURDIR)/$(BUILD)/openglue $(PYTHON) bench/jobs/run.py
+
+bench-schedule: build
+	@OPENGLUE_BIN=$(CURDIR)/$(BUILD)/openglue $(PYTHON) bench/schedule/run.py
 
 # BENCH_ETL_ARGS: e.g. --quick, --size-gb 1, --only pyarrow,duckdb (python3 bench/etl/run.py --help)
 bench-etl: build bench-deps

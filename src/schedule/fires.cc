@@ -453,7 +453,6 @@ Status Scheduler::ReloadSchedules() {
     if (at) next[name] = {entry.first, *at};
   }
   next_fire_ = std::move(next);
-  schedules_dirty_ = false;
   return Status::OK();
 }
 
@@ -513,15 +512,24 @@ int64_t Scheduler::FireDueSchedules(int64_t now_ms) {
 
 int64_t Scheduler::RunOnce() {
   MutexLock work(&work_mutex_);
+  // Cleared before the reload reads the store: a trigger changed meanwhile marks it again.
   bool dirty;
   {
     MutexLock lock(&mutex_);
     dirty = schedules_dirty_;
+    schedules_dirty_ = false;
   }
   auto log = [](const Status& st) {
     if (!st.ok()) OG_LOG(kError, "scheduler: " << st.message());
   };
-  if (dirty) log(ReloadSchedules());
+  if (dirty) {
+    Status reloaded = ReloadSchedules();
+    if (!reloaded.ok()) {
+      MutexLock lock(&mutex_);
+      schedules_dirty_ = true;
+    }
+    log(reloaded);
+  }
   log(ProcessEvents());
   log(ExecuteFires());
   int64_t next = FireDueSchedules(clock_->NowMillis());

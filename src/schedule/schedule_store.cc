@@ -52,6 +52,16 @@ Json Public(Json doc) {
   return doc;
 }
 
+Status ResourceExists(store::Transaction* txn, std::string_view kind,
+                      const std::vector<std::string>& resource, const std::string& what) {
+  if (resource.size() == 2) {
+    OG_ASSIGN_OR_RETURN(auto doc, txn->Get(kind, resource[1]));
+    if (doc) return Status::OK();
+  }
+  return Status::EntityNotFound(what + " " + (resource.size() > 1 ? resource[1] : "") +
+                                " not found.");
+}
+
 std::string WorkflowRunKey(const std::string& workflow, int64_t started_ms, const std::string& id) {
   constexpr int64_t kBase = 9999999999999LL;
   std::string inverted = std::to_string(kBase - std::clamp<int64_t>(started_ms, 0, kBase));

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/json.h"
 #include "common/status.h"
@@ -35,6 +36,11 @@ Result<std::optional<Json>> Load(store::Transaction* txn, std::string_view kind,
 
 // A public document: internal bookkeeping ("_og") stripped.
 Json Public(Json doc);
+
+// For the tag service: OK when `resource` ({"trigger", name}) names a row of `kind`, else
+// EntityNotFound "<what> <name> not found.".
+Status ResourceExists(store::Transaction* txn, std::string_view kind,
+                      const std::vector<std::string>& resource, const std::string& what);
 
 // Workflow run keys: the workflow's name, then newest first.
 std::string WorkflowRunKey(const std::string& workflow, int64_t started_ms, const std::string& id);

@@ -159,6 +159,8 @@ class Scheduler {
                                         const std::vector<std::string>& resume_nodes,
                                         bool refuse_over_limit);
   std::string NewId(const std::string& prefix) EXCLUDES(random_mutex_);
+  // A trigger was created, changed or deleted: the thread reloads the schedules.
+  void TriggersChanged() EXCLUDES(mutex_);
   std::string TriggerArn(const std::string& name) const;
   std::string WorkflowArn(const std::string& name) const;
   // The workflow graph of `workflow` (its triggers as they are now); with `run` (a stored

@@ -33,11 +33,15 @@ bool StartsJob(const Json& trigger, const std::string& job) {
 }  // namespace
 
 Status TriggerExists(store::Transaction* txn, const std::vector<std::string>& resource) {
-  if (resource.size() == 2) {
-    OG_ASSIGN_OR_RETURN(auto doc, txn->Get(kTrigger, resource[1]));
-    if (doc) return Status::OK();
+  return ResourceExists(txn, kTrigger, resource, "Trigger");
+}
+
+void Scheduler::TriggersChanged() {
+  {
+    MutexLock lock(&mutex_);
+    schedules_dirty_ = true;
   }
-  return TriggerNotFound(resource.size() > 1 ? resource[1] : "");
+  Wake();
 }
 
 std::string Scheduler::TriggerArn(const std::string& name) const {
@@ -120,11 +124,7 @@ Result<Json> Scheduler::CreateTrigger(const Json& request) {
     OG_RETURN_NOT_OK(resource::AddTags(txn.get(), TriggerArn(name), request["Tags"]));
   OG_RETURN_NOT_OK(txn->Commit());
   OG_LOG(kInfo, "trigger " << name << " created (" << type << ", " << Str(trigger, "State") << ")");
-  {
-    MutexLock lock(&mutex_);
-    schedules_dirty_ = true;
-  }
-  Wake();
+  TriggersChanged();
   return Json{{"Name", name}};
 }
 
@@ -208,11 +208,7 @@ Result<Json> Scheduler::UpdateTrigger(const Json& request) {
   OG_ASSIGN_OR_RETURN(Json checked, CheckTrigger(txn.get(), std::move(*trigger), ""));
   OG_RETURN_NOT_OK(txn->Put(kTrigger, name, DumpJson(checked)));
   OG_RETURN_NOT_OK(txn->Commit());
-  {
-    MutexLock lock(&mutex_);
-    schedules_dirty_ = true;
-  }
-  Wake();
+  TriggersChanged();
   return Json{{"Trigger", Public(std::move(checked))}};
 }
 
@@ -223,11 +219,7 @@ Result<Json> Scheduler::DeleteTrigger(const Json& request) {
   OG_RETURN_NOT_OK(txn->DeletePrefix(kPredicate, store::PrefixOf({name})).status());
   OG_RETURN_NOT_OK(resource::DeleteTags(txn.get(), TriggerArn(name)));
   OG_RETURN_NOT_OK(txn->Commit());
-  {
-    MutexLock lock(&mutex_);
-    schedules_dirty_ = true;
-  }
-  Wake();
+  TriggersChanged();
   return Json{{"Name", name}};
 }
 
@@ -252,11 +244,7 @@ Result<Json> Scheduler::StartTrigger(const Json& request) {
     OG_RETURN_NOT_OK(txn->Put(kTrigger, name, DumpJson(*trigger)));
   }
   OG_RETURN_NOT_OK(txn->Commit());
-  {
-    MutexLock lock(&mutex_);
-    schedules_dirty_ = true;
-  }
-  Wake();
+  TriggersChanged();
   return Json{{"Name", name}};
 }
 
@@ -268,11 +256,7 @@ Result<Json> Scheduler::StopTrigger(const Json& request) {
   (*trigger)["State"] = "DEACTIVATED";
   OG_RETURN_NOT_OK(txn->Put(kTrigger, name, DumpJson(*trigger)));
   OG_RETURN_NOT_OK(txn->Commit());
-  {
-    MutexLock lock(&mutex_);
-    schedules_dirty_ = true;
-  }
-  Wake();
+  TriggersChanged();
   return Json{{"Name", name}};
 }
 

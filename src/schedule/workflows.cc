@@ -38,11 +38,7 @@ Result<std::vector<Json>> WorkflowTriggers(store::Transaction* txn, const std::s
 }  // namespace
 
 Status WorkflowExists(store::Transaction* txn, const std::vector<std::string>& resource) {
-  if (resource.size() == 2) {
-    OG_ASSIGN_OR_RETURN(auto doc, txn->Get(kWorkflow, resource[1]));
-    if (doc) return Status::OK();
-  }
-  return WorkflowNotFound(resource.size() > 1 ? resource[1] : "");
+  return ResourceExists(txn, kWorkflow, resource, "Workflow");
 }
 
 std::string Scheduler::WorkflowArn(const std::string& name) const {
@@ -235,11 +231,7 @@ Result<Json> Scheduler::DeleteWorkflow(const Json& request) {
   OG_RETURN_NOT_OK(txn->Delete(kWorkflow, name).status());
   OG_RETURN_NOT_OK(resource::DeleteTags(txn.get(), WorkflowArn(name)));
   OG_RETURN_NOT_OK(txn->Commit());
-  {
-    MutexLock lock(&mutex_);
-    schedules_dirty_ = true;
-  }
-  Wake();
+  TriggersChanged();
   return Json{{"Name", name}};
 }
 
