@@ -114,10 +114,9 @@ def test_scheduled_trigger_fires_on_the_minute_while_activated(kit):
     # Due on the whole minute; started within a second of it.
     assert started - (started // 60) * 60 < 1.0, run["StartedOn"]
     glue.stop_trigger(Name=name)
-    # Deactivated: no more fires (the next minute passes without a run).
-    count = len(kit.runs(job))
-    time.sleep(61 - time.time() % 60 + 1.5)
-    assert len(kit.runs(job)) == count
+    assert glue.get_trigger(Name=name)["Trigger"]["State"] == "DEACTIVATED"
+    # (That a deactivated trigger does not fire, and that missed fires are not replayed, is
+    # checked with an injected clock: src/schedule/scheduler_test.cc.)
 
 
 def conditional(kit, logical, conditions, target, start=True):

@@ -241,3 +241,27 @@ def test_the_documented_example_runs(fresh_server):
     assert result.returncode == 0, result.stderr
     assert "COMPLETED: 4/4 actions succeeded" in result.stdout, result.stdout
     assert "'load': 'done'" in result.stdout and "'day': '2026-12-01'" in result.stdout
+
+
+def test_a_retried_node_counts_once_its_last_attempt_ends(kit):
+    """A job with MaxRetries whose first attempt fails: the workflow run waits for the retry,
+    and the retry's success fires what depends on the job."""
+    glue = kit.glue
+    wf = kit.workflow()
+    flaky, nxt = kit.job(fail_once="yes"), kit.job()
+    glue.update_job(JobName=flaky, JobUpdate={
+        "Role": "local", "MaxRetries": 1,
+        "Command": {"Name": "pythonshell", "ScriptLocation": kit.script},
+        "DefaultArguments": {"--out": kit.out, "--fail-once": "yes"}})
+    start_trigger(kit, wf, flaky)
+    after(kit, wf, [(flaky, "SUCCEEDED")], nxt)
+    run_id = glue.start_workflow_run(Name=wf)["RunId"]
+    run = kit.wait_workflow_run(wf, run_id)
+    assert run["Status"] == "COMPLETED", run
+    assert [r["JobRunState"] for r in kit.runs(flaky)] == ["SUCCEEDED", "FAILED"]
+    assert len(kit.runs(nxt)) == 1
+    stats = run["Statistics"]
+    assert (stats["TotalActions"], stats["SucceededActions"], stats["FailedActions"]) == (3, 2, 1)
+    job_runs = node(run["Graph"], "JOB", flaky)["JobDetails"]["JobRuns"]
+    assert sorted(r["JobRunState"] for r in job_runs) == ["FAILED", "SUCCEEDED"]
+    assert all(r["Arguments"]["--WORKFLOW_RUN_ID"] == run_id for r in job_runs)
