@@ -94,7 +94,9 @@ Status WorkflowExists(store::Transaction* txn, const std::vector<std::string>& r
 
 class Scheduler {
  public:
-  // Borrowed: store, clock, random, jobs; they must outlive the scheduler.
+  // Borrowed: store, clock, random, jobs; they must outlive the scheduler. The scheduler
+  // serializes its own calls to `random` (run, fire and workflow-run ids): a generator that is
+  // not thread-safe (SeededRandom) must not be shared with another service.
   static Result<std::unique_ptr<Scheduler>> Make(store::MetadataStore* store, const Clock* clock,
                                                  Random* random, jobs::JobService* jobs,
                                                  SchedulerOptions options);

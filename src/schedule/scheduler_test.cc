@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 #include <fstream>
 
 #include "schedule/cron.h"
@@ -82,7 +84,8 @@ class SchedulerTest : public ::testing::Test {
   // A new scheduler over the same store: what a server restart does.
   void MakeScheduler(SchedulerOptions options = {}) {
     scheduler_.reset();
-    auto made = Scheduler::Make(store_.get(), &clock_, &random_, jobs_.get(), std::move(options));
+    auto made = Scheduler::Make(store_.get(), &clock_, &scheduler_random_, jobs_.get(),
+                                std::move(options));
     ASSERT_TRUE(made.ok());
     scheduler_ = std::move(*made);
   }
@@ -110,6 +113,7 @@ class SchedulerTest : public ::testing::Test {
   std::string dir_;
   FakeClock clock_{kStart};
   SeededRandom random_{7};
+  SeededRandom scheduler_random_{11};  // its own: a SeededRandom is not thread-safe
   FakeLauncher launcher_;
   std::unique_ptr<NoLogs> logs_;
   std::unique_ptr<store::MetadataStore> store_;
@@ -249,6 +253,20 @@ TEST_F(SchedulerTest, CrawlerActionsRunThroughTheCrawlerSeam) {
   EXPECT_EQ((*run)["Run"]["Statistics"]["SucceededActions"], 2);
   for (const Json& node : (*run)["Run"]["Graph"]["Nodes"])
     if (node["Type"] == "CRAWLER") EXPECT_EQ(node["CrawlerDetails"]["Crawls"][0]["State"], "SUCCEEDED");
+}
+
+// The background thread: woken by an operation, it carries out the fire; Stop joins it.
+TEST_F(SchedulerTest, TheThreadCarriesOutFiresWhenWoken) {
+  CreateJob("later");
+  Ok(scheduler_->CreateTrigger(Json{{"Name", "now"}, {"Type", "ON_DEMAND"},
+                                    {"Actions", {{{"JobName", "later"}}}}}));
+  scheduler_->Start();
+  Ok(scheduler_->StartTrigger(Json{{"Name", "now"}}));
+  for (int i = 0; i < 500 && Runs("later").empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(Runs("later").size(), 1u);
+  scheduler_->Stop();
+  scheduler_->Stop();  // twice is harmless
 }
 
 }  // namespace
