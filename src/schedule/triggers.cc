@@ -164,11 +164,7 @@ Result<Json> Scheduler::ListTriggers(const Json& request) {
   if (!dependent.empty()) OG_RETURN_NOT_OK(jobs::JobExists(txn.get(), {"job", dependent}));
   auto keep = [&](const store::Row& row) -> Result<bool> {
     if (!dependent.empty() && !StartsJob(ParseJson(row.doc), dependent)) return false;
-    if (wanted_tags.empty()) return true;
-    OG_ASSIGN_OR_RETURN(Json tags, resource::LoadTags(txn.get(), TriggerArn(row.key)));
-    for (auto& [k, v] : wanted_tags.items())
-      if (!tags.contains(k) || tags[k] != v) return false;
-    return true;
+    return resource::HasTags(txn.get(), TriggerArn(row.key), wanted_tags);
   };
   OG_ASSIGN_OR_RETURN(resource::Page page,
                       resource::ScanPage(txn.get(), kTrigger, "", request,
