@@ -347,8 +347,9 @@ Status Scheduler::ProcessEvent(const std::string& run_id) {
   std::optional<std::pair<std::string, Json>> run;
   if (!scope.empty()) {
     auto loaded = LoadWorkflowRun(txn.get(), workflow, scope);
-    if (loaded.ok()) run = std::move(*loaded);
-    else scope.clear();  // the workflow (run) was deleted: nothing to update or fire
+    // The workflow (run) was deleted: nothing to update or fire.
+    if (!loaded.ok()) return txn->Commit();
+    run = std::move(*loaded);
   }
   double now = clock_->NowSeconds();
   if (run) {
