@@ -22,6 +22,7 @@
 #include "bookmarks/bookmark_service.h"
 #include "catalog/catalog.h"
 #include "resource/tags.h"
+#include "schedule/scheduler.h"
 #include "jobs/job_service.h"
 #include "jobs/process_launcher.h"
 #include "jobs/run_output.h"
@@ -368,6 +369,13 @@ int Serve(int argc, char** argv) {
         authorizer.RemoveRun(id);
         if (s3 != nullptr) (void)s3->Revoke(id);
       }};
+  // Triggers and workflows hear of every job run that ends, in the run's own transaction; the
+  // scheduler, made after the job service, is woken once it exists.
+  schedule::Scheduler* scheduler_to_wake = nullptr;
+  job_options.run_ended.record = &schedule::RecordJobRunEnded;
+  job_options.run_ended.notify = [&scheduler_to_wake] {
+    if (scheduler_to_wake != nullptr) scheduler_to_wake->Wake();
+  };
   auto job_service = jobs::JobService::Make(store->get(), &clock, &random, launcher.get(),
                                             &run_output, run_credentials, job_options);
   if (!job_service.ok()) return Fail(job_service.status().message());
@@ -383,9 +391,28 @@ int Serve(int argc, char** argv) {
     return jobs::JobExists(txn, arn.resource);
   });
   router.RegisterLogs(logs->get());
+  // Triggers, schedules and workflows (crawler actions wait for the crawler module).
+  schedule::SchedulerOptions schedule_options;
+  schedule_options.region = config.region;
+  schedule_options.account_id = config.account_id;
+  auto scheduler = schedule::Scheduler::Make(store->get(), &clock, &random, job_service->get(),
+                                             schedule_options);
+  if (!scheduler.ok()) return Fail(scheduler.status().message());
+  for (const auto& [name, method] : schedule::Scheduler::Operations())
+    router.RegisterGlue(name, [s = scheduler->get(), m = method](const Json& request) {
+      return (s->*m)(request);
+    });
+  tags.Register("trigger", [](store::Transaction* txn, const resource::Arn& arn) {
+    return schedule::TriggerExists(txn, arn.resource);
+  });
+  tags.Register("workflow", [](store::Transaction* txn, const resource::Arn& arn) {
+    return schedule::WorkflowExists(txn, arn.resource);
+  });
+  scheduler_to_wake = scheduler->get();
   if (!(st = (*job_service)->Recover()).ok()) return Fail(st.message());
   (*logs)->Start();
   (*job_service)->Start();
+  (*scheduler)->Start();
   if (!config.port_file.empty()) {
     std::string tmp = config.port_file + ".tmp";
     std::ofstream(tmp) << port << "\n";
@@ -413,6 +440,7 @@ int Serve(int argc, char** argv) {
     (*server)->Stop();
   });
   st = (*server)->Serve();
+  (*scheduler)->Stop();
   (*job_service)->Stop();
   (*logs)->Stop();
   if (s3_api) s3_api->Stop();
@@ -453,6 +481,7 @@ int ListOperations() {
   for (const auto& [name, method] : catalog::Catalog::Operations()) router.RegisterGlue(name, nullptr);
   for (const auto& [name, method] : jobs::JobService::Operations()) router.RegisterGlue(name, nullptr);
   for (const auto& [name, method] : resource::TagService::Operations()) router.RegisterGlue(name, nullptr);
+  for (const auto& [name, method] : schedule::Scheduler::Operations()) router.RegisterGlue(name, nullptr);
   for (const char* name : {"GetJobBookmark", "ResetJobBookmark"}) router.RegisterGlue(name, nullptr);
   for (const std::string& name : (*model)->OperationNames())
     std::cout << name << "\t" << (router.Implements(name) ? "implemented" : "not yet") << "\n";

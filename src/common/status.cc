@@ -24,6 +24,7 @@ const char* StatusCodeName(StatusCode code) {
     case StatusCode::kInvalidSignature: return "InvalidSignature";
     case StatusCode::kUnrecognizedClient: return "UnrecognizedClient";
     case StatusCode::kEncryption: return "Encryption";
+    case StatusCode::kIllegalWorkflowState: return "IllegalWorkflowState";
     case StatusCode::kInternal: return "Internal";
   }
   return "Unknown";
@@ -55,6 +56,7 @@ WireName ToWire(StatusCode code) {
     case StatusCode::kInvalidSignature: return {"InvalidSignatureException", 403};
     case StatusCode::kUnrecognizedClient: return {"UnrecognizedClientException", 403};
     case StatusCode::kEncryption: return {"GlueEncryptionException", 400};
+    case StatusCode::kIllegalWorkflowState: return {"IllegalWorkflowStateException", 400};
     case StatusCode::kInternal: return {"InternalServiceException", 500};
   }
   return {"InternalServiceException", 500};

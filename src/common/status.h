@@ -32,6 +32,7 @@ enum class StatusCode {
   kInvalidSignature,
   kUnrecognizedClient,
   kEncryption,             // a stored secret cannot be sealed or opened (GlueEncryptionException)
+  kIllegalWorkflowState,   // a workflow run is not in a state that allows the call
   kInternal,
 };
 
