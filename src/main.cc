@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <fcntl.h>
 #include <set>
 #include <filesystem>
 #include <fstream>
@@ -21,6 +22,8 @@
 #include "api/service_model.h"
 #include "bookmarks/bookmark_service.h"
 #include "catalog/catalog.h"
+#include "crawler/crawler_service.h"
+#include "logs/layout.h"
 #include "resource/tags.h"
 #include "jobs/job_service.h"
 #include "jobs/process_launcher.h"
@@ -383,8 +386,50 @@ int Serve(int argc, char** argv) {
     return jobs::JobExists(txn, arn.resource);
   });
   router.RegisterLogs(logs->get());
+  // Crawlers: crawls run in the server; their logs are the group /aws-glue/crawlers (stream =
+  // crawler name), a log store of its own beside the jobs' one.
+  logs::LogStoreOptions crawler_log_options = log_options;
+  crawler_log_options.output_group = "/aws-glue/crawlers";
+  crawler_log_options.error_group = "";
+  auto crawler_logs = logs::LogStore::Make(config.data_dir + "/crawler-logs", &clock, crawler_log_options);
+  if (!crawler_logs.ok()) return Fail(crawler_logs.status().message());
+  crawler::CrawlerServiceOptions crawler_options;
+  crawler_options.region = config.region;
+  crawler_options.account_id = config.account_id;
+  crawler_options.data_dir = config.data_dir;
+  if (external_objects) crawler_options.objects = external_objects.get();
+  crawler_options.log = [store = crawler_logs->get()](const std::string& stream,
+                                                      const std::vector<std::string>& lines) {
+    if (!logs::ValidStreamName(stream)) return;
+    std::string path = store->StdoutPath(stream);
+    std::string text;
+    for (const std::string& line : lines) text += line + "\n";
+    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (fd < 0) return;
+    size_t done = 0;
+    while (done < text.size()) {
+      ssize_t n = write(fd, text.data() + done, text.size() - done);
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    close(fd);
+    store->Finish(stream);  // the lines become events now
+  };
+  auto crawler_service = crawler::CrawlerService::Make(store->get(), catalog->get(), &clock, &random,
+                                                       crawler_options);
+  if (!crawler_service.ok()) return Fail(crawler_service.status().message());
+  if (!(st = (*crawler_service)->Recover()).ok()) return Fail(st.message());
+  for (const auto& [name, method] : crawler::CrawlerService::Operations())
+    router.RegisterGlue(name, [svc = crawler_service->get(), method = method](const Json& request) {
+      return (svc->*method)(request);
+    });
+  router.RegisterLogs(crawler_logs->get());
+  tags.Register("crawler", [](store::Transaction* txn, const resource::Arn& arn) {
+    return crawler::CrawlerExists(txn, arn.resource);
+  });
   if (!(st = (*job_service)->Recover()).ok()) return Fail(st.message());
   (*logs)->Start();
+  (*crawler_logs)->Start();
   (*job_service)->Start();
   if (!config.port_file.empty()) {
     std::string tmp = config.port_file + ".tmp";
@@ -414,6 +459,8 @@ int Serve(int argc, char** argv) {
   });
   st = (*server)->Serve();
   (*job_service)->Stop();
+  (*crawler_service)->Stop();
+  (*crawler_logs)->Stop();
   (*logs)->Stop();
   if (s3_api) s3_api->Stop();
   // Wake the waiter if the server stopped on its own.
@@ -453,6 +500,7 @@ int ListOperations() {
   for (const auto& [name, method] : catalog::Catalog::Operations()) router.RegisterGlue(name, nullptr);
   for (const auto& [name, method] : jobs::JobService::Operations()) router.RegisterGlue(name, nullptr);
   for (const auto& [name, method] : resource::TagService::Operations()) router.RegisterGlue(name, nullptr);
+  for (const auto& [name, method] : crawler::CrawlerService::Operations()) router.RegisterGlue(name, nullptr);
   for (const char* name : {"GetJobBookmark", "ResetJobBookmark"}) router.RegisterGlue(name, nullptr);
   for (const std::string& name : (*model)->OperationNames())
     std::cout << name << "\t" << (router.Implements(name) ? "implemented" : "not yet") << "\n";

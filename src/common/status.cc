@@ -24,6 +24,9 @@ const char* StatusCodeName(StatusCode code) {
     case StatusCode::kInvalidSignature: return "InvalidSignature";
     case StatusCode::kUnrecognizedClient: return "UnrecognizedClient";
     case StatusCode::kEncryption: return "Encryption";
+    case StatusCode::kCrawlerRunning: return "CrawlerRunning";
+    case StatusCode::kCrawlerNotRunning: return "CrawlerNotRunning";
+    case StatusCode::kCrawlerStopping: return "CrawlerStopping";
     case StatusCode::kInternal: return "Internal";
   }
   return "Unknown";
@@ -55,6 +58,9 @@ WireName ToWire(StatusCode code) {
     case StatusCode::kInvalidSignature: return {"InvalidSignatureException", 403};
     case StatusCode::kUnrecognizedClient: return {"UnrecognizedClientException", 403};
     case StatusCode::kEncryption: return {"GlueEncryptionException", 400};
+    case StatusCode::kCrawlerRunning: return {"CrawlerRunningException", 400};
+    case StatusCode::kCrawlerNotRunning: return {"CrawlerNotRunningException", 400};
+    case StatusCode::kCrawlerStopping: return {"CrawlerStoppingException", 400};
     case StatusCode::kInternal: return {"InternalServiceException", 500};
   }
   return {"InternalServiceException", 500};

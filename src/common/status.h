@@ -32,6 +32,9 @@ enum class StatusCode {
   kInvalidSignature,
   kUnrecognizedClient,
   kEncryption,             // a stored secret cannot be sealed or opened (GlueEncryptionException)
+  kCrawlerRunning,         // the crawler is running (CrawlerRunningException)
+  kCrawlerNotRunning,      // StopCrawler of a crawler that is not running
+  kCrawlerStopping,        // StopCrawler of a crawler that is already stopping
   kInternal,
 };
 

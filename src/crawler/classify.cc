@@ -1,0 +1,266 @@
+#include "crawler/classify.h"
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <memory>
+
+#include <arrow/adapters/orc/adapter.h>
+#include <arrow/api.h>
+#include <arrow/io/compressed.h>
+#include <arrow/io/interfaces.h>
+#include <arrow/io/memory.h>
+#include <arrow/util/compression.h>
+#include <parquet/arrow/schema.h>
+#include <parquet/exception.h>
+#include <parquet/file_reader.h>
+#include <parquet/metadata.h>
+
+#include "common/strings.h"
+
+namespace openglue::crawler {
+
+std::string FileClass::FormatKey() const {
+  std::string key = classification;
+  if (classification == "csv") {
+    key += ":" + std::to_string(static_cast<int>(static_cast<unsigned char>(delimiter)));
+    key += header ? ":h" : ":n";
+  }
+  return key;
+}
+
+namespace {
+
+// An object read by ranges through the ObjectStore, for Arrow's Parquet and ORC readers (which
+// read the footer, then only what they need).
+class ObjectFile : public arrow::io::RandomAccessFile {
+ public:
+  ObjectFile(storage::ObjectStore* store, std::string bucket, std::string key, int64_t size)
+      : store_(store), bucket_(std::move(bucket)), key_(std::move(key)), size_(size) {}
+
+  arrow::Status Close() override {
+    closed_ = true;
+    return arrow::Status::OK();
+  }
+  bool closed() const override { return closed_; }
+  arrow::Result<int64_t> Tell() const override { return position_; }
+  arrow::Status Seek(int64_t position) override {
+    if (position < 0 || position > size_) return arrow::Status::IOError("seek out of range");
+    position_ = position;
+    return arrow::Status::OK();
+  }
+  arrow::Result<int64_t> GetSize() override { return size_; }
+  arrow::Result<int64_t> Read(int64_t nbytes, void* out) override {
+    ARROW_ASSIGN_OR_RAISE(int64_t n, ReadAt(position_, nbytes, out));
+    position_ += n;
+    return n;
+  }
+  arrow::Result<std::shared_ptr<arrow::Buffer>> Read(int64_t nbytes) override {
+    ARROW_ASSIGN_OR_RAISE(auto buffer, ReadAt(position_, nbytes));
+    position_ += buffer->size();
+    return buffer;
+  }
+  arrow::Result<int64_t> ReadAt(int64_t position, int64_t nbytes, void* out) override {
+    ARROW_ASSIGN_OR_RAISE(auto buffer, ReadAt(position, nbytes));
+    std::memcpy(out, buffer->data(), static_cast<size_t>(buffer->size()));
+    return buffer->size();
+  }
+  arrow::Result<std::shared_ptr<arrow::Buffer>> ReadAt(int64_t position, int64_t nbytes) override {
+    if (position < 0 || nbytes < 0 || position > size_) return arrow::Status::IOError("read out of range");
+    nbytes = std::min(nbytes, size_ - position);
+    Result<std::string> data = store_->Read(bucket_, key_, position, nbytes);
+    if (!data.ok()) return arrow::Status::IOError(data.status().message());
+    return arrow::Buffer::FromString(std::move(*data));
+  }
+
+ private:
+  storage::ObjectStore* store_;
+  std::string bucket_, key_;
+  int64_t size_;
+  int64_t position_ = 0;
+  bool closed_ = false;
+};
+
+DataType FromArrow(const arrow::DataType& t) {
+  using arrow::Type;
+  switch (t.id()) {
+    case Type::NA: return DataType::Of(DataType::Kind::kNull);
+    case Type::BOOL: return DataType::Of(DataType::Kind::kBoolean);
+    case Type::INT8: return DataType::Other("tinyint");
+    case Type::INT16: case Type::UINT8: return DataType::Other("smallint");
+    case Type::INT32: case Type::UINT16: return DataType::Of(DataType::Kind::kInt);
+    case Type::INT64: case Type::UINT32: return DataType::Of(DataType::Kind::kBigint);
+    case Type::UINT64: return DataType::Other("decimal(20,0)");
+    case Type::HALF_FLOAT: case Type::FLOAT: return DataType::Other("float");
+    case Type::DOUBLE: return DataType::Of(DataType::Kind::kDouble);
+    case Type::STRING: case Type::LARGE_STRING: case Type::STRING_VIEW:
+      return DataType::Of(DataType::Kind::kString);
+    case Type::BINARY: case Type::LARGE_BINARY: case Type::FIXED_SIZE_BINARY: case Type::BINARY_VIEW:
+      return DataType::Other("binary");
+    case Type::DATE32: case Type::DATE64: return DataType::Other("date");
+    case Type::TIMESTAMP: return DataType::Other("timestamp");
+    case Type::DECIMAL128: case Type::DECIMAL256: {
+      const auto& d = static_cast<const arrow::DecimalType&>(t);
+      return DataType::Other("decimal(" + std::to_string(d.precision()) + "," + std::to_string(d.scale()) + ")");
+    }
+    case Type::LIST: case Type::LARGE_LIST: case Type::FIXED_SIZE_LIST: case Type::LIST_VIEW: {
+      DataType out = DataType::Of(DataType::Kind::kArray);
+      out.element.push_back(FromArrow(*t.field(0)->type()));
+      return out;
+    }
+    case Type::STRUCT: {
+      DataType out = DataType::Of(DataType::Kind::kStruct);
+      for (const auto& f : t.fields()) out.fields.emplace_back(f->name(), FromArrow(*f->type()));
+      return out;
+    }
+    case Type::MAP: {
+      const auto& m = static_cast<const arrow::MapType&>(t);
+      return DataType::Other("map<" + FromArrow(*m.key_type()).ToHive() + "," +
+                             FromArrow(*m.item_type()).ToHive() + ">");
+    }
+    case Type::DICTIONARY:
+      return FromArrow(*static_cast<const arrow::DictionaryType&>(t).value_type());
+    default: return DataType::Of(DataType::Kind::kString);
+  }
+}
+
+Schema FromArrowSchema(const arrow::Schema& schema) {
+  Schema out;
+  for (const auto& f : schema.fields()) out.push_back(Column{f->name(), FromArrow(*f->type())});
+  return out;
+}
+
+Result<FileClass> ReadParquet(storage::ObjectStore* store, const std::string& bucket,
+                              const storage::ObjectInfo& object) {
+  try {
+    auto file = std::make_shared<ObjectFile>(store, bucket, object.key, object.size);
+    std::unique_ptr<parquet::ParquetFileReader> reader = parquet::ParquetFileReader::Open(file);
+    std::shared_ptr<parquet::FileMetaData> metadata = reader->metadata();
+    std::shared_ptr<arrow::Schema> schema;
+    arrow::Status st = parquet::arrow::FromParquetSchema(metadata->schema(), &schema);
+    if (!st.ok()) return Status::InvalidInput("unreadable Parquet schema: " + st.message());
+    FileClass out;
+    out.classification = "parquet";
+    out.schema = FromArrowSchema(*schema);
+    out.records = metadata->num_rows();
+    return out;
+  } catch (const std::exception& e) {
+    return Status::InvalidInput(std::string("unreadable Parquet file: ") + SanitizeUtf8(e.what()));
+  }
+}
+
+Result<FileClass> ReadOrc(storage::ObjectStore* store, const std::string& bucket,
+                          const storage::ObjectInfo& object) {
+  try {
+    auto file = std::make_shared<ObjectFile>(store, bucket, object.key, object.size);
+    auto reader = arrow::adapters::orc::ORCFileReader::Open(file, arrow::default_memory_pool());
+    if (!reader.ok()) return Status::InvalidInput("unreadable ORC file: " + reader.status().message());
+    auto schema = (*reader)->ReadSchema();
+    if (!schema.ok()) return Status::InvalidInput("unreadable ORC schema: " + schema.status().message());
+    FileClass out;
+    out.classification = "orc";
+    out.schema = FromArrowSchema(**schema);
+    out.records = (*reader)->NumberOfRows();
+    return out;
+  } catch (const std::exception& e) {
+    return Status::InvalidInput(std::string("unreadable ORC file: ") + SanitizeUtf8(e.what()));
+  }
+}
+
+// Up to kSampleBytes of the decompressed content of a gzip or bzip2 object; `*complete` when
+// the whole content fit.
+Result<std::string> Decompress(const std::string& head_or_all, arrow::Compression::type codec_type,
+                               bool* complete) {
+  try {
+    auto codec = arrow::util::Codec::Create(codec_type);
+    if (!codec.ok()) return Status::Internal("no codec: " + codec.status().message());
+    auto raw = std::make_shared<arrow::io::BufferReader>(arrow::Buffer::FromString(head_or_all));
+    auto stream = arrow::io::CompressedInputStream::Make(codec->get(), raw);
+    if (!stream.ok()) return Status::InvalidInput("cannot decompress: " + stream.status().message());
+    std::string out;
+    *complete = false;
+    while (static_cast<int64_t>(out.size()) < kSampleBytes) {
+      auto chunk = (*stream)->Read(std::min<int64_t>(65536, kSampleBytes - static_cast<int64_t>(out.size())));
+      if (!chunk.ok()) {
+        // A compressed prefix ends mid-stream: what came out before is the sample.
+        if (out.empty()) return Status::InvalidInput("cannot decompress: " + chunk.status().message());
+        return out;
+      }
+      if ((*chunk)->size() == 0) {
+        *complete = true;
+        break;
+      }
+      out.append(reinterpret_cast<const char*>((*chunk)->data()), static_cast<size_t>((*chunk)->size()));
+    }
+    return out;
+  } catch (const std::exception& e) {
+    return Status::InvalidInput(std::string("cannot decompress: ") + SanitizeUtf8(e.what()));
+  }
+}
+
+}  // namespace
+
+Result<FileClass> ClassifyObject(storage::ObjectStore* store, const std::string& bucket,
+                                 const storage::ObjectInfo& object, const CsvHints& hints) {
+  if (object.size == 0) return Status::InvalidInput("empty file");
+  OG_ASSIGN_OR_RETURN(std::string head, store->Read(bucket, object.key, 0, 4));
+  if (head.size() == 4 && head == "PAR1") return ReadParquet(store, bucket, object);
+  if (head.size() >= 3 && head.compare(0, 3, "ORC") == 0) return ReadOrc(store, bucket, object);
+  if (head.size() == 4 && head == std::string("Obj\x01", 4))
+    return Status::InvalidInput("Avro files are not classified yet");
+  std::string compression;
+  arrow::Compression::type codec = arrow::Compression::UNCOMPRESSED;
+  if (head.size() >= 2 && static_cast<unsigned char>(head[0]) == 0x1f &&
+      static_cast<unsigned char>(head[1]) == 0x8b) {
+    compression = "gzip";
+    codec = arrow::Compression::GZIP;
+  } else if (head.size() >= 3 && head.compare(0, 3, "BZh") == 0) {
+    compression = "bzip2";
+    codec = arrow::Compression::BZ2;
+  }
+  std::string sample;
+  bool complete = false;
+  if (codec != arrow::Compression::UNCOMPRESSED) {
+    // Compressed text: a prefix of the object decompresses to a prefix of the content. Text
+    // compresses at least 2:1, so a quarter of the sample size in compressed bytes is plenty.
+    int64_t want = std::min<int64_t>(object.size, kSampleBytes);
+    OG_ASSIGN_OR_RETURN(std::string raw, store->Read(bucket, object.key, 0, want));
+    OG_ASSIGN_OR_RETURN(sample, Decompress(raw, codec, &complete));
+    if (want < object.size) complete = false;
+  } else {
+    OG_ASSIGN_OR_RETURN(sample, store->Read(bucket, object.key, 0, kSampleBytes));
+    complete = static_cast<int64_t>(sample.size()) >= object.size;
+  }
+  size_t first = sample.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) return Status::InvalidInput("empty or blank file");
+  Result<TextSample> text = Status::InvalidInput("unclassified");
+  if (sample[first] == '{' || sample[first] == '[') {
+    text = InferJson(sample, complete);
+  }
+  if (!text.ok()) {
+    Result<TextSample> csv = InferCsv(sample, complete, hints);
+    if (!csv.ok() && sample[first] != '{' && sample[first] != '[') return csv.status();
+    if (!csv.ok()) return text.status();
+    text = std::move(csv);
+  }
+  FileClass out;
+  out.classification = text->classification;
+  out.compression = compression;
+  out.schema = std::move(text->schema);
+  out.delimiter = text->delimiter;
+  out.header = text->header;
+  out.quoted = text->quoted;
+  if (complete || compression.empty()) {
+    // Uncompressed: scale the sample's records to the object's size.
+    out.records = text->sample_bytes > 0 && !complete
+                      ? static_cast<int64_t>(static_cast<double>(text->records) *
+                                             static_cast<double>(object.size) /
+                                             static_cast<double>(text->sample_bytes))
+                      : text->records;
+  } else {
+    out.records = text->records;  // a lower bound: the compressed rest is not read
+  }
+  return out;
+}
+
+}  // namespace openglue::crawler

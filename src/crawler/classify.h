@@ -1,0 +1,42 @@
+// Built-in classification of one object: which format it is and its schema.
+//
+// Glue's order, by content rather than by name: Parquet (magic PAR1) and ORC (magic ORC) have
+// their schemas read from the file's own metadata (footer only, through Arrow, reading ranges of
+// the object); gzip and bzip2 files are decompressed on the fly and classified by what they
+// hold; then JSON (the text starts with `{` or `[`) and CSV (inference.h). A text classifier
+// reads at most kSampleBytes of (decompressed) data.
+//
+// The crawler module is the only one besides the engine and storage that links Arrow, and only
+// this file's .cc includes it (the crawler cannot depend on the engine: the layering keeps
+// the engine beside the chain, and the TSan build leaves it out).
+//
+// Errors: InvalidInput with a message saying why the object could not be classified (binary,
+// truncated Parquet footer, no consistent delimiter, ...); EntityNotFound when it vanished;
+// Internal for a storage failure. Never throws. Thread-safe (the store must be).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/status.h"
+#include "crawler/inference.h"
+#include "storage/object_store.h"
+
+namespace openglue::crawler {
+
+struct FileClass {
+  std::string classification;  // parquet, orc, json, csv
+  std::string compression;     // "" or gzip, bzip2 (the text formats)
+  Schema schema;
+  char delimiter = 0;          // csv
+  bool header = false;         // csv
+  bool quoted = false;         // csv
+  int64_t records = -1;        // exact (parquet, orc) or estimated from the sample (text)
+  // Files of one table must agree on this: classification, and for CSV delimiter and header.
+  std::string FormatKey() const;
+};
+
+Result<FileClass> ClassifyObject(storage::ObjectStore* store, const std::string& bucket,
+                                 const storage::ObjectInfo& object, const CsvHints& hints = {});
+
+}  // namespace openglue::crawler

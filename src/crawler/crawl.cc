@@ -1,0 +1,780 @@
+#include "crawler/crawl.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "common/glob.h"
+#include "common/strings.h"
+#include "crawler/classify.h"
+#include "crawler/plan.h"
+#include "storage/location.h"
+
+namespace openglue::crawler {
+
+// ---- configuration, log, summary ----------------------------------------------------------------
+
+Result<CrawlerConfiguration> ParseCrawlerConfiguration(const std::string& text) {
+  CrawlerConfiguration out;
+  if (Trim(text).empty()) return out;
+  Json doc = ParseJson(text);
+  if (doc.is_discarded() || !doc.is_object())
+    return Status::InvalidInput("Crawler configuration not valid: it is not a JSON object");
+  for (const auto& [key, value] : doc.items()) {
+    if (key != "Version" && key != "Grouping" && key != "CrawlerOutput" && key != "CreatePartitionIndex")
+      return Status::InvalidInput("Crawler configuration not valid: unknown member '" + key + "'");
+  }
+  if (doc.contains("Version") && !(doc["Version"].is_number() && doc["Version"].get<double>() == 1.0))
+    return Status::InvalidInput("Crawler configuration not valid: Version must be 1.0");
+  Json grouping = doc.value("Grouping", Json::object());
+  if (!grouping.is_object()) return Status::InvalidInput("Crawler configuration not valid: Grouping must be an object");
+  for (const auto& [key, value] : grouping.items()) {
+    if (key == "TableGroupingPolicy") {
+      if (value != "CombineCompatibleSchemas")
+        return Status::InvalidInput("Crawler configuration not valid: TableGroupingPolicy must be CombineCompatibleSchemas");
+      out.combine_compatible = true;
+    } else if (key == "TableLevelConfiguration") {
+      if (!value.is_number_integer() || value.get<int64_t>() < 1 || value.get<int64_t>() > 64)
+        return Status::InvalidInput("Crawler configuration not valid: TableLevelConfiguration must be an integer from 1");
+      out.table_level = value.get<int>();
+    } else {
+      return Status::InvalidInput("Crawler configuration not valid: unknown Grouping member '" + key + "'");
+    }
+  }
+  Json output = doc.value("CrawlerOutput", Json::object());
+  if (!output.is_object()) return Status::InvalidInput("Crawler configuration not valid: CrawlerOutput must be an object");
+  for (const auto& [key, value] : output.items()) {
+    if (key == "Partitions") {
+      if (!value.is_object() || value.value("AddOrUpdateBehavior", "") != "InheritFromTable")
+        return Status::InvalidInput("Crawler configuration not valid: Partitions.AddOrUpdateBehavior must be InheritFromTable");
+      out.inherit_from_table = true;
+    } else if (key == "Tables") {
+      if (!value.is_object()) return Status::InvalidInput("Crawler configuration not valid: Tables must be an object");
+      for (const auto& [k, v] : value.items()) {
+        if (k == "AddOrUpdateBehavior") {
+          if (v != "MergeNewColumns")
+            return Status::InvalidInput("Crawler configuration not valid: Tables.AddOrUpdateBehavior must be MergeNewColumns");
+          out.merge_new_columns = true;
+        } else if (k == "TableThreshold") {
+          if (!v.is_number_integer() || v.get<int64_t>() < 1)
+            return Status::InvalidInput("Crawler configuration not valid: TableThreshold must be a positive integer");
+          out.table_threshold = static_cast<int>(std::min<int64_t>(v.get<int64_t>(), 1 << 30));
+        } else {
+          return Status::InvalidInput("Crawler configuration not valid: unknown Tables member '" + k + "'");
+        }
+      }
+    } else {
+      return Status::InvalidInput("Crawler configuration not valid: unknown CrawlerOutput member '" + key + "'");
+    }
+  }
+  return out;
+}
+
+void CrawlLog::Add(const char* level, const std::string& message) {
+  pending_.push_back("[" + crawl_id_ + "] " + level + " : " + SanitizeUtf8(message));
+  if (pending_.size() >= 64) Flush();
+}
+
+void CrawlLog::Flush() {
+  if (writer_ && !pending_.empty()) writer_(stream_, pending_);
+  pending_.clear();
+}
+
+std::string CrawlOutcome::Summary() const {
+  Json summary = Json::object();
+  auto add = [&](const char* what, const char* action, int64_t n) {
+    if (n > 0) summary[what][action] = {{"Count", n}};
+  };
+  add("TABLE", "ADD", tables_created);
+  add("TABLE", "UPDATE", tables_updated);
+  add("TABLE", "DELETE", tables_deleted);
+  add("PARTITION", "ADD", partitions_created);
+  add("PARTITION", "UPDATE", partitions_updated);
+  add("PARTITION", "DELETE", partitions_deleted);
+  return DumpJson(summary);
+}
+
+namespace {
+
+// ---- listing ------------------------------------------------------------------------------------
+
+struct Target {
+  std::string path;                 // as the crawler gives it
+  std::string bucket;
+  std::string prefix;               // key prefix of the include path, "" or ending with '/'
+  std::string name;                 // the include path's own name (table name of its root)
+  int64_t sample_size = 0;          // 0 = every file
+  std::vector<std::string> exclusions;
+  std::map<std::string, std::vector<storage::ObjectInfo>> folders;  // relative folder -> files
+};
+
+bool Hidden(const std::string& relative) {
+  for (const std::string& part : Split(relative, '/'))
+    if (!part.empty() && (part[0] == '_' || part[0] == '.')) return true;
+  return false;
+}
+
+Status ListTarget(storage::ObjectStore* objects, Target* target, const std::set<std::string>& known,
+                  const std::atomic<bool>* cancel, int64_t* old_skipped) {
+  storage::ListRequest request;
+  request.bucket = target->bucket;
+  request.prefix = target->prefix;
+  for (;;) {
+    OG_ASSIGN_OR_RETURN(storage::ListResult page, objects->List(request));
+    for (storage::ObjectInfo& object : page.objects) {
+      if (object.key.size() <= target->prefix.size() || object.key.back() == '/') continue;
+      std::string relative = object.key.substr(target->prefix.size());
+      if (Hidden(relative)) continue;
+      std::string uri = "s3://" + target->bucket + "/" + object.key;
+      bool excluded = false;
+      for (const std::string& glob : target->exclusions) {
+        if (GlobMatches(glob, relative) || GlobMatches(glob, uri)) {
+          excluded = true;
+          break;
+        }
+      }
+      if (excluded) continue;
+      size_t slash = relative.rfind('/');
+      std::string folder = slash == std::string::npos ? "" : relative.substr(0, slash);
+      if (known.count(folder)) {
+        ++*old_skipped;
+        continue;
+      }
+      target->folders[folder].push_back(std::move(object));
+    }
+    if (cancel->load()) return Status::OK();
+    if (page.next_continuation.empty()) return Status::OK();
+    request.continuation = page.next_continuation;
+  }
+}
+
+// ---- catalog output -------------------------------------------------------------------------------
+
+std::string Fnv8(const std::string& text) {
+  uint32_t h = 2166136261u;
+  for (unsigned char c : text) h = (h ^ c) * 16777619u;
+  char out[16];
+  std::snprintf(out, sizeof out, "%08x", h);
+  return out;
+}
+
+Json ColumnsJson(const Schema& schema) {
+  Json columns = Json::array();
+  for (const Column& c : schema) columns.push_back({{"Name", ToLower(c.name)}, {"Type", c.type.ToHive()}});
+  return columns;
+}
+
+struct TableSpec {
+  std::string name;
+  std::string location;  // ends with '/'
+  std::vector<std::string> keys;
+  FileClass format;
+  int64_t files = 0, bytes = 0, records = 0;
+};
+
+Json StorageDescriptor(const TableSpec& spec, const Json& columns, const Json& params) {
+  const std::string& c = spec.format.classification;
+  Json serde;
+  std::string input = "org.apache.hadoop.mapred.TextInputFormat";
+  std::string output = "org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat";
+  if (c == "parquet") {
+    input = "org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat";
+    output = "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat";
+    serde = {{"SerializationLibrary", "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe"},
+             {"Parameters", {{"serialization.format", "1"}}}};
+  } else if (c == "orc") {
+    input = "org.apache.hadoop.hive.ql.io.orc.OrcInputFormat";
+    output = "org.apache.hadoop.hive.ql.io.orc.OrcOutputFormat";
+    serde = {{"SerializationLibrary", "org.apache.hadoop.hive.ql.io.orc.OrcSerde"},
+             {"Parameters", {{"serialization.format", "1"}}}};
+  } else if (c == "json") {
+    std::vector<std::string> paths;
+    for (const Column& col : spec.format.schema) paths.push_back(col.name);
+    serde = {{"SerializationLibrary", "org.openx.data.jsonserde.JsonSerDe"},
+             {"Parameters", {{"paths", Join(paths, ",")}}}};
+  } else {
+    std::string delimiter(1, spec.format.delimiter);
+    if (spec.format.quoted) {
+      serde = {{"SerializationLibrary", "org.apache.hadoop.hive.serde2.OpenCSVSerde"},
+               {"Parameters", {{"separatorChar", delimiter}, {"quoteChar", "\""}}}};
+    } else {
+      serde = {{"SerializationLibrary", "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe"},
+               {"Parameters", {{"field.delim", delimiter}}}};
+    }
+  }
+  return {{"Columns", columns},
+          {"Location", spec.location},
+          {"InputFormat", input},
+          {"OutputFormat", output},
+          {"Compressed", !spec.format.compression.empty()},
+          {"NumberOfBuckets", -1},
+          {"SerdeInfo", serde},
+          {"BucketColumns", Json::array()},
+          {"SortColumns", Json::array()},
+          {"Parameters", params},
+          {"StoredAsSubDirectories", false}};
+}
+
+Json TableParameters(const TableSpec& spec, const std::string& crawler) {
+  const FileClass& f = spec.format;
+  Json params = {{"classification", f.classification},
+                 {"compressionType", f.compression.empty() ? "none" : f.compression},
+                 {"typeOfData", "file"},
+                 {"objectCount", std::to_string(spec.files)},
+                 {"sizeKey", std::to_string(spec.bytes)},
+                 {"recordCount", std::to_string(spec.records)},
+                 {"averageRecordSize", std::to_string(spec.records > 0 ? spec.bytes / spec.records : 0)},
+                 {"UPDATED_BY_CRAWLER", crawler},
+                 {"CrawlerSchemaSerializerVersion", "1.0"},
+                 {"CrawlerSchemaDeserializerVersion", "1.0"}};
+  if (f.classification == "csv") {
+    params["delimiter"] = std::string(1, f.delimiter);
+    params["areColumnsQuoted"] = f.quoted ? "true" : "false";
+    params["columnsOrdered"] = "true";
+    if (f.header) params["skip.header.line.count"] = "1";
+  }
+  return params;
+}
+
+class Writer {
+ public:
+  Writer(const CrawlContext& ctx, const Json& crawler, const CrawlerConfiguration& config, CrawlOutcome* out)
+      : ctx_(ctx), out_(out), config_(config) {
+    name_ = crawler.value("Name", "");
+    database_ = crawler.value("DatabaseName", "");
+    Json policy = crawler.value("SchemaChangePolicy", Json::object());
+    update_ = policy.value("UpdateBehavior", "UPDATE_IN_DATABASE");
+    delete_ = policy.value("DeleteBehavior", "DEPRECATE_IN_DATABASE");
+  }
+
+  Result<std::optional<Json>> GetTable(const std::string& table) {
+    Result<Json> got = ctx_.catalog->GetTable({{"DatabaseName", database_}, {"Name", table}});
+    if (!got.ok()) {
+      if (got.status().code() == StatusCode::kEntityNotFound) return std::optional<Json>();
+      return got.status();
+    }
+    return std::optional<Json>((*got)["Table"]);
+  }
+
+  // Creates or updates the table, then adds its new partitions (`partitions`: values -> folder
+  // location), and with `full` (a CRAWL_EVERYTHING crawl) applies DeleteBehavior to the
+  // partitions that no longer have data.
+  Status WriteTable(const TableSpec& spec, const std::vector<std::pair<std::vector<std::string>, std::string>>& partitions,
+                    bool full) {
+    OG_ASSIGN_OR_RETURN(std::optional<Json> existing, GetTable(spec.name));
+    Json params = TableParameters(spec, name_);
+    Json columns = ColumnsJson(spec.format.schema);
+    Json keys = Json::array();
+    for (const std::string& k : spec.keys) keys.push_back({{"Name", k}, {"Type", "string"}});
+    Json sd;
+    if (!existing) {
+      sd = StorageDescriptor(spec, columns, params);
+      Json input = {{"Name", spec.name}, {"StorageDescriptor", sd}, {"PartitionKeys", keys},
+                    {"TableType", "EXTERNAL_TABLE"}, {"Parameters", params}, {"Retention", 0}};
+      OG_RETURN_NOT_OK(ctx_.catalog->CreateTable({{"DatabaseName", database_}, {"TableInput", input}}).status());
+      ++out_->tables_created;
+      ctx_.log->Info("Created table " + spec.name + " in database " + database_);
+    } else {
+      const Json& old = *existing;
+      Json old_sd = old.value("StorageDescriptor", Json::object());
+      Json old_columns = old_sd.value("Columns", Json::array());
+      if (config_.merge_new_columns) {
+        // Keep every column as it is; only add the new ones.
+        Json merged = old_columns;
+        std::set<std::string> have;
+        for (const Json& c : old_columns) have.insert(ToLower(c.value("Name", "")));
+        for (const Json& c : columns)
+          if (!have.count(c.value("Name", ""))) merged.push_back(c);
+        columns = merged;
+      }
+      sd = StorageDescriptor(spec, columns, params);
+      Json old_params = old.value("Parameters", Json::object());
+      bool changed = old_columns != columns || old.value("PartitionKeys", Json::array()) != keys ||
+                     old_params.value("classification", "") != spec.format.classification ||
+                     old_sd.value("SerdeInfo", Json::object()) != sd["SerdeInfo"] ||
+                     old_params.contains("DEPRECATED_BY_CRAWLER");
+      if (changed && update_ == "LOG") {
+        ctx_.log->Warn("Table " + spec.name + " in database " + database_ +
+                       ": the schema changed; not applied (UpdateBehavior LOG)");
+        sd = old_sd;
+      } else if (changed) {
+        Json input = {{"Name", spec.name}, {"StorageDescriptor", sd}, {"PartitionKeys", keys},
+                      {"TableType", "EXTERNAL_TABLE"}, {"Parameters", params}, {"Retention", 0}};
+        OG_RETURN_NOT_OK(ctx_.catalog->UpdateTable({{"DatabaseName", database_}, {"TableInput", input}}).status());
+        ++out_->tables_updated;
+        ctx_.log->Info("Updated table " + spec.name + " in database " + database_);
+      } else {
+        sd = old_sd;
+      }
+    }
+    return WritePartitions(spec.name, sd, partitions, full);
+  }
+
+  Status WritePartitions(const std::string& table, const Json& sd,
+                         const std::vector<std::pair<std::vector<std::string>, std::string>>& partitions,
+                         bool full) {
+    if (partitions.empty() || (partitions.size() == 1 && partitions[0].first.empty())) return Status::OK();
+    std::set<std::vector<std::string>> existing;
+    Json request = {{"DatabaseName", database_}, {"TableName", table}};
+    for (;;) {
+      OG_ASSIGN_OR_RETURN(Json page, ctx_.catalog->GetPartitions(request));
+      for (const Json& p : page.value("Partitions", Json::array()))
+        existing.insert(p.value("Values", std::vector<std::string>()));
+      std::string token = page.value("NextToken", "");
+      if (token.empty()) break;
+      request["NextToken"] = token;
+    }
+    Json batch = Json::array();
+    auto flush = [&]() -> Status {
+      if (batch.empty()) return Status::OK();
+      OG_ASSIGN_OR_RETURN(Json response, ctx_.catalog->BatchCreatePartition(
+                                             {{"DatabaseName", database_}, {"TableName", table},
+                                              {"PartitionInputList", batch}}));
+      int64_t failed = 0;
+      for (const Json& e : response.value("Errors", Json::array())) {
+        ++failed;
+        ctx_.log->Warn("Partition of " + table + " not created: " +
+                       e.value("ErrorDetail", Json::object()).value("ErrorMessage", ""));
+      }
+      out_->partitions_created += static_cast<int64_t>(batch.size()) - failed;
+      batch = Json::array();
+      return Status::OK();
+    };
+    std::set<std::vector<std::string>> current;
+    int64_t created_before = out_->partitions_created;
+    for (const auto& [values, location] : partitions) {
+      current.insert(values);
+      if (existing.count(values)) continue;
+      Json psd = sd;
+      psd["Location"] = location;
+      batch.push_back({{"Values", values}, {"StorageDescriptor", psd}, {"Parameters", sd.value("Parameters", Json::object())}});
+      if (batch.size() >= 100) OG_RETURN_NOT_OK(flush());
+    }
+    OG_RETURN_NOT_OK(flush());
+    if (out_->partitions_created > created_before)
+      ctx_.log->Info("Created " + std::to_string(out_->partitions_created - created_before) +
+                     " partition(s) of table " + table + " in database " + database_);
+    if (!full) return Status::OK();
+    Json gone = Json::array();
+    for (const auto& values : existing) {
+      if (current.count(values)) continue;
+      if (delete_ == "DELETE_FROM_DATABASE") {
+        gone.push_back({{"Values", values}});
+      } else {
+        ctx_.log->Warn("Partition [" + Join(values, ", ") + "] of table " + table +
+                       " has no data any more; kept (DeleteBehavior " + delete_ + ")");
+      }
+    }
+    for (size_t i = 0; i < gone.size(); i += 25) {
+      Json part = Json::array();
+      for (size_t j = i; j < std::min(gone.size(), i + 25); ++j) part.push_back(gone[j]);
+      OG_ASSIGN_OR_RETURN(Json response, ctx_.catalog->BatchDeletePartition(
+                                             {{"DatabaseName", database_}, {"TableName", table},
+                                              {"PartitionsToDelete", part}}));
+      out_->partitions_deleted += static_cast<int64_t>(part.size() - response.value("Errors", Json::array()).size());
+    }
+    if (!gone.empty())
+      ctx_.log->Info("Deleted " + std::to_string(gone.size()) + " partition(s) of table " + table);
+    return Status::OK();
+  }
+
+  // A table this crawler drew before whose data is gone: DeleteBehavior.
+  Status RetireTable(const std::string& table) {
+    OG_ASSIGN_OR_RETURN(std::optional<Json> existing, GetTable(table));
+    if (!existing) return Status::OK();
+    Json params = existing->value("Parameters", Json::object());
+    if (params.value("UPDATED_BY_CRAWLER", "") != name_) return Status::OK();
+    if (delete_ == "DELETE_FROM_DATABASE") {
+      OG_RETURN_NOT_OK(ctx_.catalog->DeleteTable({{"DatabaseName", database_}, {"Name", table}}).status());
+      ++out_->tables_deleted;
+      ctx_.log->Info("Deleted table " + table + " in database " + database_ + ": its data is gone");
+    } else if (delete_ == "DEPRECATE_IN_DATABASE") {
+      if (params.contains("DEPRECATED_BY_CRAWLER")) return Status::OK();
+      Json input = *existing;
+      for (const char* k : {"DatabaseName", "CreateTime", "UpdateTime", "CreatedBy", "IsRegisteredWithLakeFormation",
+                            "CatalogId", "VersionId", "IsMultiDialectView", "FederatedTable", "LastAccessTime",
+                            "LastAnalyzedTime"})
+        input.erase(k);
+      input["Parameters"]["DEPRECATED_BY_CRAWLER"] = "1";
+      OG_RETURN_NOT_OK(ctx_.catalog->UpdateTable({{"DatabaseName", database_}, {"TableInput", input}}).status());
+      ++out_->tables_deleted;
+      ctx_.log->Info("Deprecated table " + table + " in database " + database_ + ": its data is gone");
+    } else {
+      ctx_.log->Warn("Table " + table + " in database " + database_ + " has no data any more; kept (DeleteBehavior LOG)");
+    }
+    return Status::OK();
+  }
+
+ private:
+  const CrawlContext& ctx_;
+  CrawlOutcome* out_;
+  const CrawlerConfiguration& config_;
+  std::string name_, database_, update_, delete_;
+};
+
+// ---- classification -------------------------------------------------------------------------------
+
+struct FileWork {
+  size_t target;
+  std::string folder;
+  const storage::ObjectInfo* object;
+  Result<FileClass> result = Status::Internal("not classified");
+};
+
+void ClassifyAll(const CrawlContext& ctx, const std::vector<Target>& targets, const CsvHints* custom,
+                 std::vector<FileWork>* work) {
+  std::atomic<size_t> next{0};
+  auto worker = [&]() {
+    for (;;) {
+      size_t i = next.fetch_add(1);
+      if (i >= work->size() || ctx.cancel->load()) return;
+      FileWork& w = (*work)[i];
+      const std::string& bucket = targets[w.target].bucket;
+      if (custom != nullptr) {
+        Result<FileClass> r = ClassifyObject(ctx.objects, bucket, *w.object, *custom);
+        if (r.ok() && r->classification == "csv") {
+          w.result = std::move(r);
+          continue;
+        }
+      }
+      w.result = ClassifyObject(ctx.objects, bucket, *w.object);
+    }
+  };
+  size_t n = std::min<size_t>(static_cast<size_t>(ctx.classify_threads), work->size());
+  std::vector<std::thread> threads;
+  for (size_t t = 1; t < n; ++t) threads.emplace_back(worker);
+  worker();
+  for (auto& t : threads) t.join();
+}
+
+std::string ObjectUri(const Target& t, const storage::ObjectInfo& o) { return "s3://" + t.bucket + "/" + o.key; }
+
+std::string FolderUri(const Target& t, const std::string& folder) {
+  return "s3://" + t.bucket + "/" + t.prefix + (folder.empty() ? "" : folder + "/");
+}
+
+}  // namespace
+
+CrawlOutcome RunCrawlBody(const Json& crawler, const CrawlContext& ctx) {
+  CrawlOutcome out;
+  CrawlLog& log = *ctx.log;
+  const std::string name = crawler.value("Name", "");
+  auto fail = [&](const std::string& message) {
+    out.state = "FAILED";
+    out.error = message;
+    return out;
+  };
+  auto cancelled = [&]() {
+    out.state = "CANCELLED";
+    log.Info("The crawl was stopped before the catalog was written");
+    return out;
+  };
+  log.Benchmark("Running Start Crawl for Crawler " + name);
+  Result<CrawlerConfiguration> parsed = ParseCrawlerConfiguration(crawler.value("Configuration", ""));
+  if (!parsed.ok()) return fail(parsed.status().message());
+  const CrawlerConfiguration config = *parsed;
+  const std::string database = crawler.value("DatabaseName", "");
+  const Json targets_doc = crawler.value("Targets", Json::object());
+  for (const auto& [kind, list] : targets_doc.items()) {
+    if (kind != "S3Targets" && list.is_array() && !list.empty())
+      return fail(kind + " are not crawled by OpenGlue yet (only S3Targets)");
+  }
+  if (database.empty()) return fail("The crawler has no DatabaseName to write its tables to");
+  if (Result<Json> db = ctx.catalog->GetDatabase({{"Name", database}}); !db.ok())
+    return fail(db.status().code() == StatusCode::kEntityNotFound ? "Database " + database + " not found"
+                                                                  : db.status().message());
+  const bool new_only = crawler.value("RecrawlPolicy", Json::object()).value("RecrawlBehavior", "") ==
+                        "CRAWL_NEW_FOLDERS_ONLY";
+  Json policy = crawler.value("SchemaChangePolicy", Json::object());
+  log.Info("Crawler configured with SchemaChangePolicy " + DumpJson(policy) + ", RecrawlPolicy " +
+           (new_only ? "CRAWL_NEW_FOLDERS_ONLY" : "CRAWL_EVERYTHING"));
+
+  // Recrawl state of earlier successful crawls.
+  Json state = Json::object();
+  {
+    Result<std::unique_ptr<store::Transaction>> txn = ctx.store->BeginRead();
+    if (!txn.ok()) return fail(txn.status().message());
+    Result<std::optional<std::string>> doc = (*txn)->Get(kCrawlerState, name);
+    if (!doc.ok()) return fail(doc.status().message());
+    if (*doc) {
+      state = ParseJson(**doc);
+      if (!state.is_object()) state = Json::object();
+    }
+  }
+  // A custom CSV classifier among the crawler's classifiers is tried first.
+  std::optional<CsvHints> custom;
+  for (const Json& cname : crawler.value("Classifiers", Json::array())) {
+    if (!cname.is_string()) continue;
+    Result<Json> got = [&]() -> Result<Json> {
+      OG_ASSIGN_OR_RETURN(auto txn, ctx.store->BeginRead());
+      OG_ASSIGN_OR_RETURN(auto doc, txn->Get("classifier", cname.get<std::string>()));
+      if (!doc) return Status::EntityNotFound("Classifier " + cname.get<std::string>() + " does not exist");
+      return ParseJson(*doc);
+    }();
+    if (!got.ok()) return fail(got.status().message());
+    if (got->contains("CsvClassifier") && !custom) {
+      const Json& c = (*got)["CsvClassifier"];
+      CsvHints hints;
+      std::string d = c.value("Delimiter", ""), q = c.value("QuoteSymbol", "");
+      if (!d.empty()) hints.delimiter = d[0];
+      if (!q.empty()) hints.quote = q[0];
+      std::string header = c.value("ContainsHeader", "UNKNOWN");
+      hints.header = header == "PRESENT" ? CsvHints::Header::kPresent
+                     : header == "ABSENT" ? CsvHints::Header::kAbsent : CsvHints::Header::kDetect;
+      for (const Json& h : c.value("Header", Json::array()))
+        if (h.is_string()) hints.names.push_back(h.get<std::string>());
+      hints.allow_single_column = c.value("AllowSingleColumn", false);
+      custom = hints;
+    } else {
+      log.Warn("Classifier " + cname.get<std::string>() + ": only custom CSV classifiers are applied yet");
+    }
+  }
+
+  // List.
+  std::vector<Target> targets;
+  int64_t old_skipped = 0;
+  Json new_state = {{"targets", Json::object()}, {"tables", Json::array()}};
+  for (const Json& t : targets_doc.value("S3Targets", Json::array())) {
+    Target target;
+    target.path = t.value("Path", "");
+    Result<storage::Location> location = storage::ParseLocation(target.path);
+    if (!location.ok()) return fail(location.status().message());
+    target.bucket = location->bucket;
+    target.prefix = location->key;
+    if (!target.prefix.empty() && target.prefix.back() != '/') target.prefix += '/';
+    std::vector<std::string> segments = Split(target.prefix, '/');
+    while (!segments.empty() && segments.back().empty()) segments.pop_back();
+    target.name = segments.empty() ? target.bucket : segments.back();
+    if (t.contains("SampleSize") && t["SampleSize"].is_number_integer()) target.sample_size = t["SampleSize"].get<int64_t>();
+    for (const Json& e : t.value("Exclusions", Json::array()))
+      if (e.is_string()) target.exclusions.push_back(e.get<std::string>());
+    std::set<std::string> known;
+    Json old_folders = state.value("targets", Json::object()).value(target.path, Json::array());
+    if (new_only)
+      for (const Json& f : old_folders) if (f.is_string()) known.insert(f.get<std::string>());
+    Status listed = ListTarget(ctx.objects, &target, known, ctx.cancel, &old_skipped);
+    if (!listed.ok()) return fail("Cannot list " + target.path + ": " + listed.message());
+    if (ctx.cancel->load()) return cancelled();
+    // The folders this crawl has seen (and, for new-folders-only, those seen before).
+    Json folders = new_only ? old_folders : Json::array();
+    for (const auto& [folder, files] : target.folders) folders.push_back(folder);
+    new_state["targets"][target.path] = folders;
+    targets.push_back(std::move(target));
+  }
+  int64_t listed_files = 0;
+  for (const Target& t : targets)
+    for (const auto& [folder, files] : t.folders) listed_files += static_cast<int64_t>(files.size());
+  log.Info("Listed " + std::to_string(listed_files) + " file(s) to read" +
+           (new_only ? " (" + std::to_string(old_skipped) + " in folders crawled before, not read)" : ""));
+
+  // Classify.
+  std::vector<FileWork> work;
+  for (size_t ti = 0; ti < targets.size(); ++ti) {
+    for (const auto& [folder, files] : targets[ti].folders) {
+      size_t n = files.size();
+      if (targets[ti].sample_size > 0) n = std::min<size_t>(n, static_cast<size_t>(targets[ti].sample_size));
+      for (size_t i = 0; i < n; ++i) work.push_back(FileWork{ti, folder, &files[i]});
+    }
+  }
+  ClassifyAll(ctx, targets, custom ? &*custom : nullptr, &work);
+  if (ctx.cancel->load()) return cancelled();
+
+  // Leaves: per folder, the files of the most common format merged.
+  std::vector<std::vector<Leaf>> leaves(targets.size());
+  {
+    size_t i = 0;
+    while (i < work.size()) {
+      size_t j = i;
+      while (j < work.size() && work[j].target == work[i].target && work[j].folder == work[i].folder) ++j;
+      const Target& target = targets[work[i].target];
+      std::map<std::string, std::vector<size_t>> by_format;
+      std::set<const storage::ObjectInfo*> left_out;  // read and skipped: not part of the table
+      for (size_t k = i; k < j; ++k) {
+        if (work[k].result.ok()) {
+          by_format[work[k].result->FormatKey()].push_back(k);
+        } else {
+          left_out.insert(work[k].object);
+          std::string message = ObjectUri(target, *work[k].object) + ": " + work[k].result.status().message();
+          out.skipped.push_back(message);
+          log.Warn("Skipped " + message);
+        }
+      }
+      if (!by_format.empty()) {
+        auto major = std::max_element(by_format.begin(), by_format.end(),
+                                      [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
+        Leaf leaf;
+        leaf.folder = work[i].folder;
+        int64_t sampled_records = 0, sampled = 0;
+        for (const auto& [key, members] : by_format) {
+          for (size_t k : members) {
+            if (key != major->first) {
+              left_out.insert(work[k].object);
+              std::string message = ObjectUri(target, *work[k].object) + ": its format (" +
+                                    work[k].result->classification + ") differs from the rest of its folder";
+              out.skipped.push_back(message);
+              log.Warn("Skipped " + message);
+              continue;
+            }
+            if (sampled == 0) leaf.format = *work[k].result;
+            else MergeSchema(&leaf.format.schema, work[k].result->schema);
+            sampled_records += std::max<int64_t>(0, work[k].result->records);
+            ++sampled;
+          }
+        }
+        const auto& files = target.folders.at(leaf.folder);
+        for (const auto& f : files) {
+          if (left_out.count(&f)) continue;
+          ++leaf.files;
+          leaf.bytes += f.size;
+        }
+        leaf.records = sampled > 0 ? sampled_records * leaf.files / sampled : 0;
+        leaves[work[i].target].push_back(std::move(leaf));
+      }
+      i = j;
+    }
+  }
+
+  // Tables.
+  struct Output {
+    TableSpec spec;
+    std::vector<std::pair<std::vector<std::string>, std::string>> partitions;
+    bool full = true;
+    std::string target, root;
+  };
+  std::vector<Output> outputs;
+  std::map<std::string, std::string> names;  // table name -> location
+  Json old_tables = state.value("tables", Json::array());
+  for (size_t ti = 0; ti < targets.size(); ++ti) {
+    const Target& target = targets[ti];
+    std::vector<Leaf> fresh;
+    // New-folders-only: a new folder under a table drawn before is a new partition of it.
+    std::map<std::string, Output> attached;
+    for (Leaf& leaf : leaves[ti]) {
+      const Json* owner = nullptr;
+      if (new_only) {
+        for (const Json& t : old_tables) {
+          if (t.value("target", "") != target.path) continue;
+          std::string root = t.value("root", "");
+          size_t depth = t.value("keys", Json::array()).size();
+          bool under = root.empty() || leaf.folder == root || StartsWith(leaf.folder, root + "/");
+          if (under && PartitionValues(root, leaf.folder).size() == depth && depth > 0) owner = &t;
+        }
+      }
+      if (owner == nullptr) {
+        fresh.push_back(std::move(leaf));
+        continue;
+      }
+      std::string table = owner->value("name", "");
+      Output& o = attached[table];
+      o.spec.name = table;
+      o.full = false;
+      o.target = target.path;
+      o.root = owner->value("root", "");
+      std::vector<std::string> values = PartitionValues(o.root, leaf.folder);
+      Json keys = owner->value("keys", Json::array());
+      for (size_t k = 0; k < values.size() && k < keys.size(); ++k) {
+        std::string prefix = keys[k].get<std::string>() + "=";
+        if (StartsWith(ToLower(values[k]), prefix)) values[k] = values[k].substr(prefix.size());
+      }
+      o.partitions.emplace_back(values, FolderUri(target, leaf.folder));
+    }
+    for (auto& [table, o] : attached) {
+      names[table] = "(existing)";
+      outputs.push_back(std::move(o));
+    }
+    PlanOptions plan_options;
+    plan_options.combine_compatible = config.combine_compatible;
+    for (const Json& t : old_tables)
+      if (t.value("target", "") == target.path) plan_options.known_roots.push_back(t.value("root", ""));
+    if (config.table_level > 0) {
+      int include_level = 1 + static_cast<int>(std::count(target.prefix.begin(), target.prefix.end(), '/'));
+      plan_options.table_level = std::max(0, config.table_level - include_level);
+    }
+    Plan plan = PlanTables(fresh, plan_options);
+    for (const std::string& s : plan.skipped) {
+      out.skipped.push_back(target.path + ": " + s);
+      log.Warn(target.path + ": " + s);
+    }
+    for (const PlannedTable& t : plan.tables) {
+      Output o;
+      std::string base = t.root.empty() ? target.name : Split(t.root, '/').back();
+      o.spec.name = CatalogName(crawler.value("TablePrefix", "") + base);
+      o.spec.location = FolderUri(target, t.root);
+      if (names.count(o.spec.name) && names[o.spec.name] != o.spec.location)
+        o.spec.name += "_" + Fnv8(o.spec.location);
+      names[o.spec.name] = o.spec.location;
+      o.spec.keys = t.keys;
+      o.spec.format = t.format;
+      o.spec.files = t.files;
+      o.spec.bytes = t.bytes;
+      o.spec.records = t.records;
+      o.full = !new_only;
+      o.target = target.path;
+      o.root = t.root;
+      for (size_t k = 0; k < t.leaves.size(); ++k)
+        o.partitions.emplace_back(t.values[k], FolderUri(target, fresh[t.leaves[k]].folder));
+      for (const std::string& c : t.conflicts)
+        log.Warn("Table " + o.spec.name + ": column " + c + " has conflicting types; typed string");
+      outputs.push_back(std::move(o));
+    }
+  }
+  size_t table_count = outputs.size();
+  if (config.table_threshold > 0 && table_count > static_cast<size_t>(config.table_threshold))
+    return fail("The number of tables detected by crawler: " + std::to_string(table_count) +
+                " is greater than the table threshold value provided: " +
+                std::to_string(config.table_threshold) + ". Failing crawler without creating tables.");
+  if (ctx.cancel->load()) return cancelled();
+
+  // Write.
+  log.Benchmark("Classification complete, writing results to database " + database);
+  Writer writer(ctx, crawler, config, &out);
+  std::set<std::string> written;
+  for (const Output& o : outputs) {
+    Status st;
+    if (o.spec.location.empty()) {
+      // New partitions of a table drawn before (new-folders-only).
+      Result<std::optional<Json>> existing = writer.GetTable(o.spec.name);
+      if (!existing.ok()) return fail(existing.status().message());
+      if (!*existing) {
+        log.Warn("Table " + o.spec.name + " is gone from the catalog; its new folders are not added");
+        continue;
+      }
+      st = writer.WritePartitions(o.spec.name, (**existing).value("StorageDescriptor", Json::object()),
+                                  o.partitions, false);
+    } else {
+      st = writer.WriteTable(o.spec, o.partitions, o.full);
+    }
+    if (!st.ok()) return fail("Writing table " + o.spec.name + ": " + st.message());
+    written.insert(o.spec.name);
+    Json keys = Json::array();
+    if (!o.spec.location.empty()) {
+      for (const std::string& k : o.spec.keys) keys.push_back(k);
+      new_state["tables"].push_back({{"name", o.spec.name}, {"target", o.target}, {"root", o.root}, {"keys", keys}});
+    }
+  }
+  // Tables drawn before: kept in the state (new-folders-only), or retired when their data is gone.
+  for (const Json& t : old_tables) {
+    std::string table = t.value("name", "");
+    if (written.count(table) && !new_only) continue;
+    if (new_only) {
+      bool present = false;
+      for (const Json& n : new_state["tables"]) present |= n.value("name", "") == table;
+      if (!present) new_state["tables"].push_back(t);
+      continue;
+    }
+    Status st = writer.RetireTable(table);
+    if (!st.ok()) return fail("Retiring table " + table + ": " + st.message());
+  }
+  out.new_state = new_state;
+  log.Benchmark("Finished writing to Catalog");
+  log.Info("Tables created: " + std::to_string(out.tables_created) + ", updated: " +
+           std::to_string(out.tables_updated) + ", deleted: " + std::to_string(out.tables_deleted) +
+           "; partitions created: " + std::to_string(out.partitions_created) +
+           ", deleted: " + std::to_string(out.partitions_deleted));
+  return out;
+}
+
+}  // namespace openglue::crawler

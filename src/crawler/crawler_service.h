@@ -1,0 +1,151 @@
+// CrawlerService: Glue crawlers and classifiers.
+//
+// Operations (Glue request -> response documents, already validated against the service model):
+// CreateCrawler, GetCrawler, GetCrawlers, ListCrawlers, BatchGetCrawlers, UpdateCrawler,
+// DeleteCrawler, StartCrawler, StopCrawler, GetCrawlerMetrics, ListCrawls; CreateClassifier,
+// GetClassifier, GetClassifiers, UpdateClassifier, DeleteClassifier.
+//
+// A crawler is READY, RUNNING or STOPPING. StartCrawler stores the crawler RUNNING and a crawl
+// record RUNNING, then crawls on a background thread of its own: the API never waits for a crawl.
+// The crawl lists its S3 targets through the object store, classifies the files (classify.h),
+// draws the tables (plan.h) and writes tables and partitions through the catalog, following
+// the crawler's SchemaChangePolicy, RecrawlPolicy and Configuration (docs/crawlers.md). It ends
+// SUCCEEDED, FAILED (an error: the message is LastCrawl.ErrorMessage) or CANCELLED (StopCrawler
+// before the catalog was written; once writing has begun, the crawl finishes it). Every end is
+// stored (crawler READY, LastCrawl, the crawl record, metrics) before listeners hear of it.
+// A crawl that was running when the server stopped is ended FAILED by Recover().
+//
+// Progress and findings go to the crawl log (CrawlerServiceOptions::log: in the server, the
+// CloudWatch Logs group /aws-glue/crawlers, stream = crawler name), one line per event, each
+// prefixed with the crawl id in brackets as Glue does.
+//
+// Thread-safe. Locking: one mutex guards the table of active crawls (threads, cancel flags) and
+// the listeners; store commits and crawling happen outside it.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "common/clock.h"
+#include "common/json.h"
+#include "common/random.h"
+#include "common/status.h"
+#include "common/thread_annotations.h"
+#include "store/metadata_store.h"
+#include "storage/object_store.h"
+
+namespace openglue::crawler {
+
+// Where a crawl's log lines go: `write(stream, lines)` appends lines (without newlines) to the
+// stream and makes them readable. Null: lines are dropped.
+using CrawlLogWriter = std::function<void(const std::string& stream, const std::vector<std::string>& lines)>;
+
+struct CrawlerServiceOptions {
+  std::string region = "us-east-1";
+  std::string account_id = "000000000000";
+  // Where s3:// targets are read. Borrowed; must outlive the service. Null: the embedded store
+  // over <data_dir>/s3.
+  storage::ObjectStore* objects = nullptr;
+  std::string data_dir;
+  CrawlLogWriter log;
+  int classify_threads = 4;  // files classified in parallel within one crawl
+};
+
+// The final state of a crawl as triggers see it: "SUCCEEDED", "FAILED" or "CANCELLED".
+using CrawlEndListener = std::function<void(const std::string& crawler, const std::string& state)>;
+
+// For resource::TagService::Register("crawler", ...): OK when resource {"crawler", name} names an
+// existing crawler, else EntityNotFound.
+Status CrawlerExists(store::Transaction* txn, const std::vector<std::string>& resource);
+
+class CrawlerService {
+ public:
+  // Borrowed: store, catalog, clock, random; they must outlive the service.
+  static Result<std::unique_ptr<CrawlerService>> Make(store::MetadataStore* store,
+                                                      catalog::Catalog* catalog, const Clock* clock,
+                                                      Random* random, CrawlerServiceOptions options);
+  ~CrawlerService();
+
+  using Operation = Result<Json> (CrawlerService::*)(const Json& request);
+  static const std::vector<std::pair<std::string, Operation>>& Operations();
+
+  Result<Json> CreateCrawler(const Json& request);
+  Result<Json> GetCrawler(const Json& request);
+  Result<Json> GetCrawlers(const Json& request);
+  Result<Json> ListCrawlers(const Json& request);
+  Result<Json> BatchGetCrawlers(const Json& request);
+  Result<Json> UpdateCrawler(const Json& request);
+  Result<Json> DeleteCrawler(const Json& request);
+  Result<Json> StartCrawler(const Json& request);
+  Result<Json> StopCrawler(const Json& request);
+  Result<Json> GetCrawlerMetrics(const Json& request);
+  Result<Json> ListCrawls(const Json& request);
+  Result<Json> CreateClassifier(const Json& request);
+  Result<Json> GetClassifier(const Json& request);
+  Result<Json> GetClassifiers(const Json& request);
+  Result<Json> UpdateClassifier(const Json& request);
+  Result<Json> DeleteClassifier(const Json& request);
+
+  // For the schedule module (triggers, workflows, cron schedules): starts crawler `name` exactly
+  // as StartCrawler does (EntityNotFound, CrawlerRunning) and, when it started, calls `on_end`
+  // once, on the crawl's thread, after the crawl's end is stored, with "SUCCEEDED", "FAILED" or
+  // "CANCELLED". `on_end` may be null. Returns the crawl id.
+  Result<std::string> StartCrawl(const std::string& name, CrawlEndListener on_end = nullptr)
+      EXCLUDES(mu_);
+  // Calls `listener` for the end of every crawl from now on (whoever started it), as `on_end`
+  // above. Listeners must not call back into Stop().
+  void AddCrawlEndListener(CrawlEndListener listener) EXCLUDES(mu_);
+
+  // Ends crawls left RUNNING or STOPPING by an earlier server process: FAILED, with a message.
+  // Call once before serving.
+  Status Recover();
+  // Cancels running crawls and waits for their threads. The service takes no new crawl after.
+  void Stop() EXCLUDES(mu_);
+  // Waits until crawler `name` has no crawl in progress (tests).
+  void WaitIdle(const std::string& name) EXCLUDES(mu_);
+
+ private:
+  CrawlerService(store::MetadataStore* store, catalog::Catalog* catalog, const Clock* clock,
+                 Random* random, CrawlerServiceOptions options);
+
+  struct Active {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> cancel;
+    bool done = false;
+  };
+  class Crawl;
+
+  Result<Json> LoadCrawler(store::Transaction* txn, const std::string& name);
+  Json ToWire(Json crawler) const;
+  std::string CrawlerArn(const std::string& name) const;
+  // The crawl's body on its thread; ends it (stores the outcome) and notifies.
+  void RunCrawl(std::string name, std::string crawl_id, std::shared_ptr<std::atomic<bool>> cancel,
+                CrawlEndListener on_end) EXCLUDES(mu_);
+  void JoinFinished() EXCLUDES(mu_);
+  std::string NewCrawlId() EXCLUDES(random_mu_);
+
+  store::MetadataStore* store_;
+  catalog::Catalog* catalog_;
+  const Clock* clock_;
+  Random* random_;
+  CrawlerServiceOptions options_;
+  std::unique_ptr<storage::ObjectStore> own_objects_;
+  storage::ObjectStore* objects_ = nullptr;
+
+  Mutex random_mu_;
+  Mutex mu_;
+  CondVar changed_;
+  std::map<std::string, Active> active_ GUARDED_BY(mu_);
+  std::vector<std::thread> finished_ GUARDED_BY(mu_);
+  std::vector<CrawlEndListener> listeners_ GUARDED_BY(mu_);
+  bool stopped_ GUARDED_BY(mu_) = false;
+};
+
+}  // namespace openglue::crawler

@@ -1,0 +1,439 @@
+#include "crawler/inference.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <set>
+
+#include "common/json.h"
+#include "common/strings.h"
+
+namespace openglue::crawler {
+
+using Kind = DataType::Kind;
+
+std::string DataType::ToHive() const {
+  switch (kind) {
+    case Kind::kNull: return "string";
+    case Kind::kBoolean: return "boolean";
+    case Kind::kInt: return "int";
+    case Kind::kBigint: return "bigint";
+    case Kind::kDouble: return "double";
+    case Kind::kString: return "string";
+    case Kind::kOther: return other;
+    case Kind::kArray: return "array<" + (element.empty() ? std::string("string") : element[0].ToHive()) + ">";
+    case Kind::kStruct: {
+      std::string out = "struct<";
+      for (size_t i = 0; i < fields.size(); ++i) {
+        if (i) out += ",";
+        out += fields[i].first + ":" + fields[i].second.ToHive();
+      }
+      return out + ">";
+    }
+  }
+  return "string";
+}
+
+bool DataType::operator==(const DataType& o) const {
+  if (kind != o.kind || other != o.other || element.size() != o.element.size() ||
+      fields.size() != o.fields.size())
+    return false;
+  for (size_t i = 0; i < element.size(); ++i)
+    if (!(element[i] == o.element[i])) return false;
+  for (size_t i = 0; i < fields.size(); ++i)
+    if (fields[i].first != o.fields[i].first || !(fields[i].second == o.fields[i].second)) return false;
+  return true;
+}
+
+namespace {
+
+int NumericRank(Kind k) {
+  switch (k) {
+    case Kind::kInt: return 1;
+    case Kind::kBigint: return 2;
+    case Kind::kDouble: return 3;
+    default: return 0;
+  }
+}
+
+}  // namespace
+
+DataType Widen(const DataType& a, const DataType& b, bool* conflict) {
+  if (a.kind == Kind::kNull) return b;
+  if (b.kind == Kind::kNull) return a;
+  if (a == b) return a;
+  int ra = NumericRank(a.kind), rb = NumericRank(b.kind);
+  if (ra && rb) return ra >= rb ? a : b;
+  if (a.kind == Kind::kStruct && b.kind == Kind::kStruct) {
+    DataType out = a;
+    for (const auto& [name, type] : b.fields) {
+      auto it = std::find_if(out.fields.begin(), out.fields.end(),
+                             [&](const auto& f) { return f.first == name; });
+      if (it == out.fields.end()) out.fields.emplace_back(name, type);
+      else it->second = Widen(it->second, type, conflict);
+    }
+    return out;
+  }
+  if (a.kind == Kind::kArray && b.kind == Kind::kArray) {
+    DataType out = a;
+    if (out.element.empty()) out.element = b.element;
+    else if (!b.element.empty()) out.element[0] = Widen(a.element[0], b.element[0], conflict);
+    return out;
+  }
+  // Two strings-in-all-but-name (a string meets a number or a boolean): string, quietly, as a
+  // CSV column with one odd value is still a string column. Anything else is a conflict.
+  bool scalar_a = a.kind != Kind::kArray && a.kind != Kind::kStruct;
+  bool scalar_b = b.kind != Kind::kArray && b.kind != Kind::kStruct;
+  if (conflict && !(scalar_a && scalar_b && (a.kind == Kind::kString || b.kind == Kind::kString)))
+    *conflict = true;
+  return DataType::Of(Kind::kString);
+}
+
+std::vector<std::string> MergeSchema(Schema* into, const Schema& from) {
+  std::vector<std::string> conflicts;
+  for (const Column& column : from) {
+    std::string lower = ToLower(column.name);
+    auto it = std::find_if(into->begin(), into->end(),
+                           [&](const Column& c) { return ToLower(c.name) == lower; });
+    if (it == into->end()) {
+      into->push_back(column);
+      continue;
+    }
+    bool conflict = false;
+    it->type = Widen(it->type, column.type, &conflict);
+    if (conflict) conflicts.push_back(column.name);
+  }
+  return conflicts;
+}
+
+double Similarity(const Schema& a, const Schema& b) {
+  std::set<std::string> sa, sb;
+  for (const Column& c : a) sa.insert(ToLower(c.name));
+  for (const Column& c : b) sb.insert(ToLower(c.name));
+  if (sa.empty() && sb.empty()) return 1.0;
+  if (sa.empty() || sb.empty()) return 0.0;
+  size_t common = 0;
+  for (const std::string& n : sa) common += sb.count(n);
+  return static_cast<double>(common) / static_cast<double>(std::min(sa.size(), sb.size()));
+}
+
+std::string CatalogName(std::string_view name) {
+  std::string out;
+  for (char c : name) {
+    unsigned char u = static_cast<unsigned char>(c);
+    if (std::isalnum(u)) out += static_cast<char>(std::tolower(u));
+    else out += '_';
+  }
+  return out;
+}
+
+// ---- CSV ------------------------------------------------------------------------------------
+
+namespace {
+
+bool LooksBinary(std::string_view text) {
+  if (text.find('\0') != std::string_view::npos) return true;
+  return !IsValidUtf8(text);
+}
+
+// `text` cut after its last newline unless `complete` (the sample may end inside a record or a
+// UTF-8 sequence).
+std::string_view WholeLines(std::string_view text, bool complete) {
+  if (complete) return text;
+  size_t nl = text.rfind('\n');
+  return nl == std::string_view::npos ? std::string_view() : text.substr(0, nl + 1);
+}
+
+// Splits CSV records: fields separated by `delim`, quoted with `quote` (doubled to escape).
+// Stops after `max_records`. `*consumed` is the byte offset after the last record taken.
+std::vector<std::vector<std::string>> ParseCsv(std::string_view text, char delim, char quote,
+                                               size_t max_records, bool* quoted,
+                                               size_t* consumed) {
+  std::vector<std::vector<std::string>> records;
+  std::vector<std::string> record;
+  std::string field;
+  bool in_quotes = false;
+  size_t i = 0;
+  *consumed = 0;
+  auto end_record = [&]() {
+    record.push_back(std::move(field));
+    field.clear();
+    // A blank line is no record.
+    if (!(record.size() == 1 && record[0].empty())) records.push_back(std::move(record));
+    record.clear();
+  };
+  for (; i < text.size() && records.size() < max_records; ++i) {
+    char c = text[i];
+    if (in_quotes) {
+      if (c == quote) {
+        if (i + 1 < text.size() && text[i + 1] == quote) {
+          field += quote;
+          ++i;
+        } else {
+          in_quotes = false;
+        }
+      } else {
+        field += c;
+      }
+      continue;
+    }
+    if (c == quote && field.empty()) {
+      in_quotes = true;
+      if (quoted) *quoted = true;
+    } else if (c == delim) {
+      record.push_back(std::move(field));
+      field.clear();
+    } else if (c == '\n') {
+      if (!field.empty() && field.back() == '\r') field.pop_back();
+      end_record();
+      *consumed = i + 1;
+    } else {
+      field += c;
+    }
+  }
+  if (i >= text.size() && (!field.empty() || !record.empty()) && !in_quotes &&
+      records.size() < max_records) {
+    if (!field.empty() && field.back() == '\r') field.pop_back();
+    end_record();
+    *consumed = text.size();
+  }
+  return records;
+}
+
+bool ParseInt64(const std::string& s, int64_t* out) {
+  if (s.empty() || s.size() > 20) return false;
+  size_t i = (s[0] == '-' || s[0] == '+') ? 1 : 0;
+  if (i == s.size()) return false;
+  for (size_t j = i; j < s.size(); ++j)
+    if (!std::isdigit(static_cast<unsigned char>(s[j]))) return false;
+  errno = 0;
+  char* end = nullptr;
+  long long v = std::strtoll(s.c_str(), &end, 10);
+  if (errno == ERANGE || end != s.c_str() + s.size()) return false;
+  *out = v;
+  return true;
+}
+
+bool ParseDouble(const std::string& s) {
+  if (s.empty() || s.size() > 64) return false;
+  bool digit = false;
+  for (char c : s) {
+    if (std::isdigit(static_cast<unsigned char>(c))) digit = true;
+    else if (c != '.' && c != '-' && c != '+' && c != 'e' && c != 'E') return false;
+  }
+  if (!digit) return false;
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  return end == s.c_str() + s.size() && std::isfinite(v);
+}
+
+// The type of one CSV value (trimmed); kNull for an empty one.
+DataType ValueType(const std::string& raw) {
+  std::string v = Trim(raw);
+  if (v.empty()) return DataType::Of(Kind::kNull);
+  std::string lower = ToLower(v);
+  if (lower == "true" || lower == "false") return DataType::Of(Kind::kBoolean);
+  int64_t i = 0;
+  // Glue's CSV classifier types every integer column bigint.
+  if (ParseInt64(v, &i)) return DataType::Of(Kind::kBigint);
+  if (ParseDouble(v)) return DataType::Of(Kind::kDouble);
+  return DataType::Of(Kind::kString);
+}
+
+// Hive's column-name rule as Glue's header detection applies it.
+bool HeaderName(const std::string& s) {
+  if (s.empty() || s.size() >= 150) return false;
+  for (char c : s) {
+    unsigned char u = static_cast<unsigned char>(c);
+    if (!(std::isalnum(u) || c == '_' || c == ' ' || c == '-' || c == '.')) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<TextSample> InferCsv(std::string_view text, bool complete, const CsvHints& hints) {
+  std::string_view lines = WholeLines(text, complete);
+  if (LooksBinary(lines)) return Status::InvalidInput("binary content (not UTF-8 text)");
+  if (Trim(lines).empty()) return Status::InvalidInput("no complete record in the sample");
+  // The delimiter: among the candidates, the one that splits the first records into the same
+  // number (> 1) of fields every time; the most fields wins a tie.
+  std::vector<char> candidates = hints.delimiter ? std::vector<char>{hints.delimiter}
+                                                 : std::vector<char>{',', '|', '\t', ';', '\x01'};
+  char best = 0;
+  size_t best_fields = 0;
+  for (char delim : candidates) {
+    size_t consumed = 0;
+    auto head = ParseCsv(lines, delim, hints.quote, 20, nullptr, &consumed);
+    if (head.empty()) continue;
+    size_t fields = head[0].size();
+    bool consistent = std::all_of(head.begin(), head.end(),
+                                  [&](const auto& r) { return r.size() == fields; });
+    bool enough = fields > 1 || (hints.allow_single_column && hints.delimiter);
+    if (consistent && enough && fields > best_fields) {
+      best = delim;
+      best_fields = fields;
+    }
+  }
+  if (best == 0) return Status::InvalidInput("no consistent delimiter (, | tab ; \\u0001) in the first records");
+  TextSample out;
+  out.classification = "csv";
+  out.delimiter = best;
+  size_t consumed = 0;
+  auto records = ParseCsv(lines, best, hints.quote, kSampleRecords + 1, &out.quoted, &consumed);
+  out.sample_bytes = static_cast<int64_t>(consumed);
+  // Column types over the data rows (all but a possible header), widened value by value.
+  auto types_of = [&](size_t from) {
+    std::vector<DataType> types(best_fields);
+    for (size_t r = from; r < records.size(); ++r) {
+      for (size_t c = 0; c < best_fields && c < records[r].size(); ++c)
+        types[c] = Widen(types[c], ValueType(records[r][c]));
+    }
+    return types;
+  };
+  const auto& first = records[0];
+  bool header = false;
+  if (hints.header == CsvHints::Header::kPresent) {
+    header = true;
+  } else if (hints.header == CsvHints::Header::kDetect) {
+    // Glue's rules: every header field is a string that is a valid column name (shorter than
+    // 150 characters), no two alike, and the first row differs from the rest: some column whose
+    // data is not all strings. With every column a string, the first row is data.
+    std::set<std::string> seen;
+    bool all_names = true;
+    for (const auto& f : first) {
+      std::string v = Trim(f);
+      if (ValueType(v).kind != Kind::kString || !HeaderName(v) || !seen.insert(ToLower(v)).second)
+        all_names = false;
+    }
+    if (all_names && records.size() > 1) {
+      auto data_types = types_of(1);
+      header = std::any_of(data_types.begin(), data_types.end(), [](const DataType& t) {
+        return t.kind != Kind::kString && t.kind != Kind::kNull;
+      });
+    } else if (all_names && records.size() == 1) {
+      header = true;  // a file holding only a header row
+    }
+  }
+  out.header = header;
+  auto types = types_of(header ? 1 : 0);
+  for (size_t c = 0; c < best_fields; ++c) {
+    Column column;
+    if (c < hints.names.size()) column.name = hints.names[c];
+    else if (header) column.name = Trim(first[c]);
+    else column.name = "col" + std::to_string(c);
+    column.type = types[c].kind == Kind::kNull ? DataType::Of(Kind::kString) : types[c];
+    out.schema.push_back(std::move(column));
+  }
+  out.records = static_cast<int64_t>(records.size()) - (header ? 1 : 0);
+  return out;
+}
+
+// ---- JSON -----------------------------------------------------------------------------------
+
+namespace {
+
+// Records keep their keys in file order (Glue's column order).
+using OrderedJson = nlohmann::ordered_json;
+
+OrderedJson ParseOrdered(std::string_view text) {
+  return OrderedJson::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+}
+
+DataType JsonType(const OrderedJson& v, int depth) {
+  if (depth > 64) return DataType::Of(Kind::kString);
+  switch (v.type()) {
+    case OrderedJson::value_t::null: return DataType::Of(Kind::kNull);
+    case OrderedJson::value_t::boolean: return DataType::Of(Kind::kBoolean);
+    case OrderedJson::value_t::number_integer:
+    case OrderedJson::value_t::number_unsigned: {
+      if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+        return DataType::Of(Kind::kDouble);
+      int64_t i = v.get<int64_t>();
+      return DataType::Of(i >= std::numeric_limits<int32_t>::min() && i <= std::numeric_limits<int32_t>::max()
+                              ? Kind::kInt : Kind::kBigint);
+    }
+    case OrderedJson::value_t::number_float: return DataType::Of(Kind::kDouble);
+    case OrderedJson::value_t::string: return DataType::Of(Kind::kString);
+    case OrderedJson::value_t::array: {
+      DataType t = DataType::Of(Kind::kArray);
+      DataType element;
+      for (const OrderedJson& e : v) element = Widen(element, JsonType(e, depth + 1));
+      t.element.push_back(element);
+      return t;
+    }
+    case OrderedJson::value_t::object: {
+      DataType t = DataType::Of(Kind::kStruct);
+      for (const auto& [key, value] : v.items()) t.fields.emplace_back(key, JsonType(value, depth + 1));
+      return t;
+    }
+    default: return DataType::Of(Kind::kString);
+  }
+}
+
+// Nulls inside (a struct field, an array element never seen with a value) become string.
+void ResolveNulls(DataType* t) {
+  if (t->kind == Kind::kNull) *t = DataType::Of(Kind::kString);
+  for (auto& f : t->fields) ResolveNulls(&f.second);
+  for (auto& e : t->element) ResolveNulls(&e);
+}
+
+}  // namespace
+
+Result<TextSample> InferJson(std::string_view text, bool complete) {
+  std::string_view body = text;
+  if (LooksBinary(WholeLines(text, complete))) return Status::InvalidInput("binary content (not UTF-8 text)");
+  std::string trimmed = Trim(body);
+  if (trimmed.empty()) return Status::InvalidInput("empty file");
+  std::vector<OrderedJson> records;
+  int64_t sample_bytes = 0;
+  if (trimmed[0] == '[' || (complete && trimmed[0] == '{')) {
+    // One document: an array of records or a single (possibly pretty-printed) record.
+    OrderedJson doc = ParseOrdered(trimmed);
+    if (!doc.is_discarded()) {
+      if (doc.is_array()) {
+        for (OrderedJson& r : doc) {
+          if (records.size() >= static_cast<size_t>(kSampleRecords)) break;
+          records.push_back(std::move(r));
+        }
+      } else {
+        records.push_back(std::move(doc));
+      }
+      sample_bytes = static_cast<int64_t>(text.size());
+    }
+  }
+  if (records.empty() && trimmed[0] == '{') {
+    // JSON lines.
+    std::string_view lines = WholeLines(text, complete);
+    size_t pos = 0;
+    while (pos < lines.size() && records.size() < static_cast<size_t>(kSampleRecords)) {
+      size_t nl = lines.find('\n', pos);
+      size_t end = nl == std::string_view::npos ? lines.size() : nl;
+      std::string line = Trim(lines.substr(pos, end - pos));
+      pos = end + 1;
+      if (line.empty()) continue;
+      OrderedJson record = ParseOrdered(line);
+      if (record.is_discarded()) return Status::InvalidInput("a line is not a JSON value");
+      records.push_back(std::move(record));
+      sample_bytes = static_cast<int64_t>(std::min(pos, lines.size()));
+    }
+  }
+  if (records.empty()) return Status::InvalidInput("no JSON record in the sample");
+  DataType merged;
+  for (const OrderedJson& r : records) {
+    if (!r.is_object()) return Status::InvalidInput("a JSON record is not an object");
+    merged = Widen(merged, JsonType(r, 0));
+  }
+  ResolveNulls(&merged);
+  TextSample out;
+  out.classification = "json";
+  for (auto& [name, type] : merged.fields) out.schema.push_back(Column{name, type});
+  out.records = static_cast<int64_t>(records.size());
+  out.sample_bytes = sample_bytes;
+  return out;
+}
+
+}  // namespace openglue::crawler
