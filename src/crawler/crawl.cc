@@ -534,6 +534,7 @@ CrawlOutcome RunCrawlBody(const Json& crawler, const CrawlContext& ctx) {
   }
 
   // List.
+  const int64_t list_start = ctx.clock->NowMillis();
   std::vector<Target> targets;
   int64_t old_skipped = 0;
   Json new_state = {{"targets", Json::object()}, {"tables", Json::array()}};
@@ -567,8 +568,10 @@ CrawlOutcome RunCrawlBody(const Json& crawler, const CrawlContext& ctx) {
   int64_t listed_files = 0;
   for (const Target& t : targets)
     for (const auto& [folder, files] : t.folders) listed_files += static_cast<int64_t>(files.size());
-  log.Info("Listed " + std::to_string(listed_files) + " file(s) to read" +
-           (new_only ? " (" + std::to_string(old_skipped) + " in folders crawled before, not read)" : ""));
+  const int64_t classify_start = ctx.clock->NowMillis();
+  log.Benchmark("Listed " + std::to_string(listed_files) + " file(s) to read" +
+                (new_only ? " (" + std::to_string(old_skipped) + " in folders crawled before, not read)" : "") +
+                " in " + std::to_string(classify_start - list_start) + " ms");
 
   // Classify.
   std::vector<FileWork> work;
@@ -729,7 +732,9 @@ CrawlOutcome RunCrawlBody(const Json& crawler, const CrawlContext& ctx) {
   if (ctx.cancel->load()) return cancelled();
 
   // Write.
-  log.Benchmark("Classification complete, writing results to database " + database);
+  const int64_t write_start = ctx.clock->NowMillis();
+  log.Benchmark("Classification complete in " + std::to_string(write_start - classify_start) +
+                " ms, writing results to database " + database);
   Writer writer(ctx, crawler, config, &out);
   std::set<std::string> written;
   for (const Output& o : outputs) {
@@ -769,7 +774,7 @@ CrawlOutcome RunCrawlBody(const Json& crawler, const CrawlContext& ctx) {
     if (!st.ok()) return fail("Retiring table " + table + ": " + st.message());
   }
   out.new_state = new_state;
-  log.Benchmark("Finished writing to Catalog");
+  log.Benchmark("Finished writing to Catalog in " + std::to_string(ctx.clock->NowMillis() - write_start) + " ms");
   log.Info("Tables created: " + std::to_string(out.tables_created) + ", updated: " +
            std::to_string(out.tables_updated) + ", deleted: " + std::to_string(out.tables_deleted) +
            "; partitions created: " + std::to_string(out.partitions_created) +
