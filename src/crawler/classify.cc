@@ -110,7 +110,7 @@ DataType FromArrow(const arrow::DataType& t) {
     }
     case Type::STRUCT: {
       DataType out = DataType::Of(DataType::Kind::kStruct);
-      for (const auto& f : t.fields()) out.fields.emplace_back(f->name(), FromArrow(*f->type()));
+      for (const auto& f : t.fields()) out.fields.push_back(Field{f->name(), FromArrow(*f->type())});
       return out;
     }
     case Type::MAP: {

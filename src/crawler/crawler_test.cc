@@ -93,7 +93,7 @@ TEST(Widen, Rules) {
   EXPECT_EQ(Widen(DataType::Of(K::kBigint), DataType::Of(K::kDouble)).ToHive(), "double");
   EXPECT_EQ(Widen(DataType::Of(K::kNull), DataType::Of(K::kBoolean)).ToHive(), "boolean");
   DataType s = DataType::Of(K::kStruct);
-  s.fields.emplace_back("a", DataType::Of(K::kInt));
+  s.fields.push_back(Field{"a", DataType::Of(K::kInt)});
   EXPECT_EQ(Widen(s, DataType::Of(K::kInt), &conflict).ToHive(), "string");
   EXPECT_TRUE(conflict);
 }

@@ -15,6 +15,13 @@ namespace openglue::crawler {
 
 using Kind = DataType::Kind;
 
+DataType::DataType() = default;
+DataType::~DataType() = default;
+DataType::DataType(const DataType&) = default;
+DataType::DataType(DataType&&) noexcept = default;
+DataType& DataType::operator=(const DataType&) = default;
+DataType& DataType::operator=(DataType&&) noexcept = default;
+
 std::string DataType::ToHive() const {
   switch (kind) {
     case Kind::kNull: return "string";
@@ -29,7 +36,7 @@ std::string DataType::ToHive() const {
       std::string out = "struct<";
       for (size_t i = 0; i < fields.size(); ++i) {
         if (i) out += ",";
-        out += fields[i].first + ":" + fields[i].second.ToHive();
+        out += fields[i].name + ":" + fields[i].type.ToHive();
       }
       return out + ">";
     }
@@ -44,7 +51,7 @@ bool DataType::operator==(const DataType& o) const {
   for (size_t i = 0; i < element.size(); ++i)
     if (!(element[i] == o.element[i])) return false;
   for (size_t i = 0; i < fields.size(); ++i)
-    if (fields[i].first != o.fields[i].first || !(fields[i].second == o.fields[i].second)) return false;
+    if (fields[i].name != o.fields[i].name || !(fields[i].type == o.fields[i].type)) return false;
   return true;
 }
 
@@ -69,11 +76,11 @@ DataType Widen(const DataType& a, const DataType& b, bool* conflict) {
   if (ra && rb) return ra >= rb ? a : b;
   if (a.kind == Kind::kStruct && b.kind == Kind::kStruct) {
     DataType out = a;
-    for (const auto& [name, type] : b.fields) {
+    for (const Field& field : b.fields) {
       auto it = std::find_if(out.fields.begin(), out.fields.end(),
-                             [&](const auto& f) { return f.first == name; });
-      if (it == out.fields.end()) out.fields.emplace_back(name, type);
-      else it->second = Widen(it->second, type, conflict);
+                             [&](const Field& f) { return f.name == field.name; });
+      if (it == out.fields.end()) out.fields.push_back(field);
+      else it->type = Widen(it->type, field.type, conflict);
     }
     return out;
   }
@@ -367,7 +374,7 @@ DataType JsonType(const OrderedJson& v, int depth) {
     }
     case OrderedJson::value_t::object: {
       DataType t = DataType::Of(Kind::kStruct);
-      for (const auto& [key, value] : v.items()) t.fields.emplace_back(key, JsonType(value, depth + 1));
+      for (const auto& [key, value] : v.items()) t.fields.push_back(Field{key, JsonType(value, depth + 1)});
       return t;
     }
     default: return DataType::Of(Kind::kString);
@@ -377,7 +384,7 @@ DataType JsonType(const OrderedJson& v, int depth) {
 // Nulls inside (a struct field, an array element never seen with a value) become string.
 void ResolveNulls(DataType* t) {
   if (t->kind == Kind::kNull) *t = DataType::Of(Kind::kString);
-  for (auto& f : t->fields) ResolveNulls(&f.second);
+  for (auto& f : t->fields) ResolveNulls(&f.type);
   for (auto& e : t->element) ResolveNulls(&e);
 }
 
@@ -430,7 +437,7 @@ Result<TextSample> InferJson(std::string_view text, bool complete) {
   ResolveNulls(&merged);
   TextSample out;
   out.classification = "json";
-  for (auto& [name, type] : merged.fields) out.schema.push_back(Column{name, type});
+  for (Field& f : merged.fields) out.schema.push_back(Column{f.name, f.type});
   out.records = static_cast<int64_t>(records.size());
   out.sample_bytes = sample_bytes;
   return out;

@@ -22,19 +22,34 @@ namespace openglue::crawler {
 inline constexpr int64_t kSampleBytes = 1 << 20;
 inline constexpr int64_t kSampleRecords = 1000;
 
+struct Field;
+
 // A column type as the crawler infers it, printed as Hive/Glue type text.
 struct DataType {
   enum class Kind { kNull, kBoolean, kInt, kBigint, kDouble, kString, kArray, kStruct, kOther };
   Kind kind = Kind::kNull;
-  std::string other;                                    // kOther: Hive text ("date", "decimal(10,2)")
-  std::vector<std::pair<std::string, DataType>> fields;  // kStruct, in first-seen order
-  std::vector<DataType> element;                        // kArray: exactly one
+  std::string other;              // kOther: Hive text ("date", "decimal(10,2)")
+  std::vector<Field> fields;      // kStruct, in first-seen order
+  std::vector<DataType> element;  // kArray: exactly one
+
+  // Out of line: Field is complete only after this class.
+  DataType();
+  ~DataType();
+  DataType(const DataType&);
+  DataType(DataType&&) noexcept;
+  DataType& operator=(const DataType&);
+  DataType& operator=(DataType&&) noexcept;
 
   static DataType Of(Kind kind) { DataType t; t.kind = kind; return t; }
   static DataType Other(std::string hive) { DataType t; t.kind = Kind::kOther; t.other = std::move(hive); return t; }
   // Hive type text: "bigint", "array<string>", "struct<a:int,b:string>". kNull prints "string".
   std::string ToHive() const;
   bool operator==(const DataType& o) const;
+};
+
+struct Field {
+  std::string name;
+  DataType type;
 };
 
 // The narrowest type that holds values of both: null gives way to anything, int < bigint <
