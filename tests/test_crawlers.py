@@ -58,6 +58,11 @@ def lake(server):
 
 def crawl(glue, name, timeout=60):
     glue.start_crawler(Name=name)
+    return wait_crawl(glue, name, timeout)
+
+
+def wait_crawl(glue, name, timeout=60):
+    """The crawler once its crawl has ended (READY)."""
     deadline = time.time() + timeout
     while time.time() < deadline:
         crawler = glue.get_crawler(Name=name)["Crawler"]

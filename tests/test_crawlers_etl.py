@@ -2,7 +2,6 @@
 then read with from_catalog (the runtime takes the format, separator, header and partitions from
 what the crawler wrote). See docs/crawlers.md."""
 import io
-import time
 import uuid
 
 import pyarrow as pa
@@ -10,6 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from jobkit import kit, log_messages, unique  # noqa: F401
+from test_crawlers import wait_crawl
 from test_s3_api import s3_server
 
 
@@ -33,16 +33,6 @@ READ = """
         database=args["database"], table_name="orders", push_down_predicate="dt >= '2024-01-02'")
     print("RESULT recent", recent.count())
 """
-
-
-def wait_crawl(glue, name, timeout=60):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        c = glue.get_crawler(Name=name)["Crawler"]
-        if c["State"] == "READY":
-            return c
-        time.sleep(0.05)
-    raise AssertionError("crawl did not end")
 
 
 def test_a_crawled_table_is_read_by_a_job_with_from_catalog(kit, glue, server):

@@ -280,12 +280,8 @@ Result<Json> CrawlerService::GetCrawlers(const Json& request) {
 Result<Json> CrawlerService::ListCrawlers(const Json& request) {
   const Json wanted = request.value("Tags", Json::object());
   OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
-  auto tagged = [&](const store::Row& row) -> Result<bool> {
-    if (wanted.empty()) return true;
-    OG_ASSIGN_OR_RETURN(Json tags, resource::LoadTags(txn.get(), CrawlerArn(row.key)));
-    for (auto& [k, v] : wanted.items())
-      if (!tags.contains(k) || tags[k] != v) return false;
-    return true;
+  auto tagged = [&](const store::Row& row) {
+    return resource::HasTags(txn.get(), CrawlerArn(row.key), wanted);
   };
   OG_ASSIGN_OR_RETURN(resource::Page page, resource::ScanPage(txn.get(), kCrawler, "", request,
                                                               resource::PageSize(request, 100), tagged));

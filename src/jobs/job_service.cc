@@ -422,14 +422,8 @@ Result<Json> JobService::GetJobs(const Json& request) {
 Result<Json> JobService::ListJobs(const Json& request) {
   const Json wanted_tags = request.value("Tags", Json::object());
   OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
-  auto tagged = [&](const store::Row& row) -> Result<bool> {
-    if (wanted_tags.empty()) return true;
-    OG_ASSIGN_OR_RETURN(auto tags_doc, txn->Get(resource::kTags, JobArn(row.key)));
-    Json tags = tags_doc ? ParseJson(*tags_doc) : Json::object();
-    if (!tags.is_object()) return false;
-    for (auto& [k, v] : wanted_tags.items())
-      if (!tags.contains(k) || tags[k] != v) return false;
-    return true;
+  auto tagged = [&](const store::Row& row) {
+    return resource::HasTags(txn.get(), JobArn(row.key), wanted_tags);
   };
   OG_ASSIGN_OR_RETURN(resource::Page page, resource::ScanPage(txn.get(), kJob, "", request,
                                                          resource::PageSize(request, 100), tagged));

@@ -14,6 +14,14 @@ Result<Json> LoadTags(store::Transaction* txn, const std::string& arn) {
   return tags;
 }
 
+Result<bool> HasTags(store::Transaction* txn, const std::string& arn, const Json& wanted) {
+  if (!wanted.is_object() || wanted.empty()) return true;
+  OG_ASSIGN_OR_RETURN(Json tags, LoadTags(txn, arn));
+  for (auto& [k, v] : wanted.items())
+    if (!tags.contains(k) || tags[k] != v) return false;
+  return true;
+}
+
 Status AddTags(store::Transaction* txn, const std::string& arn, const Json& tags) {
   if (!tags.is_object()) return Status::InvalidInput("Tags must be a map of strings");
   OG_ASSIGN_OR_RETURN(Json current, LoadTags(txn, arn));

@@ -30,6 +30,9 @@ inline constexpr size_t kMaxTags = 50;
 
 // The tags of `arn` (an object; empty when it has none).
 Result<Json> LoadTags(store::Transaction* txn, const std::string& arn);
+// Whether `arn` has every tag of `wanted` (a JSON object of strings; an empty one matches all),
+// for the `Tags` filter of the List* operations.
+Result<bool> HasTags(store::Transaction* txn, const std::string& arn, const Json& wanted);
 // Adds or replaces `tags` (a JSON object of strings). InvalidInput for a non-object or past
 // kMaxTags tags in all.
 Status AddTags(store::Transaction* txn, const std::string& arn, const Json& tags);
