@@ -572,6 +572,8 @@ CrawlOutcome RunCrawlBody(const Json& crawler, const CrawlContext& ctx) {
   log.Benchmark("Listed " + std::to_string(listed_files) + " file(s) to read" +
                 (new_only ? " (" + std::to_string(old_skipped) + " in folders crawled before, not read)" : "") +
                 " in " + std::to_string(classify_start - list_start) + " ms");
+  log.Flush();  // progress is readable while the crawl goes on
+  if (ctx.cancel->load()) return cancelled();
 
   // Classify.
   std::vector<FileWork> work;
@@ -735,6 +737,7 @@ CrawlOutcome RunCrawlBody(const Json& crawler, const CrawlContext& ctx) {
   const int64_t write_start = ctx.clock->NowMillis();
   log.Benchmark("Classification complete in " + std::to_string(write_start - classify_start) +
                 " ms, writing results to database " + database);
+  log.Flush();
   Writer writer(ctx, crawler, config, &out);
   std::set<std::string> written;
   for (const Output& o : outputs) {

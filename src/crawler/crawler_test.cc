@@ -1,6 +1,8 @@
 #include <stdlib.h>
 
+#include <condition_variable>
 #include <filesystem>
+#include <mutex>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -302,6 +304,74 @@ TEST_F(CrawlerServiceTest, DeleteBehaviorDeletesTablesWhoseDataIsGone) {
   ASSERT_TRUE(crawls.ok());
   EXPECT_EQ((*crawls)["Crawls"].size(), 2u);
   EXPECT_EQ((*crawls)["Crawls"][0]["State"], "COMPLETED");
+}
+
+TEST_F(CrawlerServiceTest, StopBeforeTheCatalogIsWrittenCancelsTheCrawl) {
+  Put("s/a.csv", "a,b\n1,x\n");
+  ASSERT_TRUE(service_->CreateCrawler({{"Name", "c"}, {"Role", "r"}, {"DatabaseName", "db"},
+                                       {"Targets", {{"S3Targets", {{{"Path", "s3://lake/s/"}}}}}}}).ok());
+  // The crawl's first progress write (after listing) waits until the test has stopped it.
+  std::mutex mu;
+  std::condition_variable cv;
+  bool listed = false, released = false;
+  service_.reset();
+  CrawlerServiceOptions options;
+  options.objects = objects_.get();
+  options.data_dir = dir_;
+  options.log = [&](const std::string&, const std::vector<std::string>& lines) {
+    std::unique_lock<std::mutex> lock(mu);
+    for (const auto& l : lines) log_ += l + "\n";
+    listed = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return released; });
+  };
+  service_ = CrawlerService::Make(store_.get(), catalog_.get(), &clock_, &random_, options).value();
+  ASSERT_TRUE(service_->StartCrawler({{"Name", "c"}}).ok());
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return listed; });
+  }
+  EXPECT_EQ((*service_->GetCrawler({{"Name", "c"}}))["Crawler"]["State"], "RUNNING");
+  EXPECT_EQ(service_->StartCrawler({{"Name", "c"}}).status().code(), StatusCode::kCrawlerRunning);
+  EXPECT_EQ(service_->UpdateCrawler({{"Name", "c"}, {"TablePrefix", "x"}}).status().code(),
+            StatusCode::kCrawlerRunning);
+  EXPECT_EQ(service_->DeleteCrawler({{"Name", "c"}}).status().code(), StatusCode::kCrawlerRunning);
+  ASSERT_TRUE(service_->StopCrawler({{"Name", "c"}}).ok());
+  EXPECT_EQ((*service_->GetCrawler({{"Name", "c"}}))["Crawler"]["State"], "STOPPING");
+  EXPECT_EQ(service_->StopCrawler({{"Name", "c"}}).status().code(), StatusCode::kCrawlerStopping);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    released = true;
+  }
+  cv.notify_all();
+  service_->WaitIdle("c");
+  Json crawler = (*service_->GetCrawler({{"Name", "c"}}))["Crawler"];
+  EXPECT_EQ(crawler["State"], "READY");
+  EXPECT_EQ(crawler["LastCrawl"]["Status"], "CANCELLED");
+  EXPECT_TRUE(Table("s").is_null());
+  auto crawls = service_->ListCrawls({{"CrawlerName", "c"}});
+  EXPECT_EQ((*crawls)["Crawls"][0]["State"], "STOPPED");
+}
+
+TEST_F(CrawlerServiceTest, RecoverEndsCrawlsOfAnEarlierProcess) {
+  Put("r/a.csv", "a,b\n1,x\n");
+  ASSERT_TRUE(service_->CreateCrawler({{"Name", "c"}, {"Role", "r"}, {"DatabaseName", "db"},
+                                       {"Targets", {{"S3Targets", {{{"Path", "s3://lake/r/"}}}}}}}).ok());
+  // A crawler left RUNNING in the store, as by a server killed mid-crawl.
+  {
+    auto txn = store_->BeginWrite().value();
+    Json c = ParseJson(txn->Get("crawler", "c").value().value());
+    c["State"] = "RUNNING";
+    c["_crawl_id"] = "old";
+    c["_crawl_start_ms"] = 5;
+    ASSERT_TRUE(txn->Put("crawler", "c", DumpJson(c)).ok());
+    ASSERT_TRUE(txn->Commit().ok());
+  }
+  ASSERT_TRUE(service_->Recover().ok());
+  Json crawler = (*service_->GetCrawler({{"Name", "c"}}))["Crawler"];
+  EXPECT_EQ(crawler["State"], "READY");
+  EXPECT_EQ(crawler["LastCrawl"]["Status"], "FAILED");
+  EXPECT_EQ(Crawl("c")["LastCrawl"]["Status"], "SUCCEEDED");
 }
 
 TEST_F(CrawlerServiceTest, StatesAndErrors) {
