@@ -51,6 +51,37 @@ class Lake:
         return f"s3://{self.bucket}/{path}"
 
 
+def avro_file(records):
+    """An Avro container file (hand-encoded: no Avro library in the venv) of records
+    {id: long, name: [null, string], tags: array<string>}."""
+    def long(n):
+        n = (n << 1) ^ (n >> 63)
+        out = b""
+        while True:
+            b = n & 0x7F
+            n >>= 7
+            if n:
+                out += bytes([b | 0x80])
+            else:
+                return out + bytes([b])
+
+    def text(s):
+        s = s.encode() if isinstance(s, str) else s
+        return long(len(s)) + s
+    schema = json.dumps({"type": "record", "name": "r", "fields": [
+        {"name": "id", "type": "long"}, {"name": "name", "type": ["null", "string"]},
+        {"name": "tags", "type": {"type": "array", "items": "string"}},
+        {"name": "day", "type": {"type": "int", "logicalType": "date"}}]})
+    sync = b"0123456789abcdef"
+    header = b"Obj\x01" + long(2) + text("avro.schema") + text(schema) + text("avro.codec") + text("null")
+    header += long(0) + sync
+    body = b""
+    for rid, name, tags in records:
+        body += long(rid) + (long(1) + text(name) if name else long(0))
+        body += (long(len(tags)) + b"".join(text(t) for t in tags) if tags else b"") + long(0) + long(19000)
+    return header + long(len(records)) + long(len(body)) + body + sync
+
+
 @pytest.fixture()
 def lake(server):
     return Lake(server)
@@ -179,11 +210,12 @@ def test_a_data_lake_becomes_tables_and_partitions(glue, db, lake, server):
     lake.put("data/zipped/rows.csv.gz", gzip.compress(b"a,b\n1,x\n2,y\n"))
     lake.put("data/bzipped/rows.csv.bz2", bz2.compress(b"p;q\nx;1\ny;2\n"))
     lake.orc("data/orcs/o.orc", pa.table({"id": pa.array([1, 2], pa.int32()), "s": ["a", "b"]}))
+    lake.put("data/avros/a.avro", avro_file([(1, "x", ["t"]), (2, None, [])]))
     name = make_crawler(glue, db, lake.uri("data/"))
     c = crawl(glue, name)
     assert c["LastCrawl"]["Status"] == "SUCCEEDED", c["LastCrawl"]
     assert "garbage.csv" in c["LastCrawl"]["ErrorMessage"]
-    assert tables(glue, db) == ["bzipped", "events", "metrics", "orcs", "orders", "plain", "zipped"]
+    assert tables(glue, db) == ["avros", "bzipped", "events", "metrics", "orcs", "orders", "plain", "zipped"]
 
     orders = table(glue, db, "orders")
     assert columns(orders) == [("order_id", "bigint"), ("amount", "double"), ("customer", "string")]
@@ -220,6 +252,10 @@ def test_a_data_lake_becomes_tables_and_partitions(glue, db, lake, server):
     assert bz["Parameters"]["compressionType"] == "bzip2" and columns(bz) == [("p", "string"), ("q", "bigint")]
     orcs = table(glue, db, "orcs")
     assert orcs["Parameters"]["classification"] == "orc" and columns(orcs) == [("id", "int"), ("s", "string")]
+    avros = table(glue, db, "avros")
+    assert avros["Parameters"]["classification"] == "avro" and avros["Parameters"]["recordCount"] == "2"
+    assert columns(avros) == [("id", "bigint"), ("name", "string"), ("tags", "array<string>"), ("day", "date")]
+    assert avros["StorageDescriptor"]["SerdeInfo"]["SerializationLibrary"].endswith("AvroSerDe")
 
     # The crawl's log, history and metrics.
     logs = server.client("logs")
@@ -233,9 +269,9 @@ def test_a_data_lake_becomes_tables_and_partitions(glue, db, lake, server):
     assert "/aws-glue/crawlers" in groups and "/aws-glue/jobs/output" in groups
     crawls = glue.list_crawls(CrawlerName=name)["Crawls"]
     assert len(crawls) == 1 and crawls[0]["State"] == "COMPLETED"
-    assert json.loads(crawls[0]["Summary"])["TABLE"]["ADD"]["Count"] == 7
+    assert json.loads(crawls[0]["Summary"])["TABLE"]["ADD"]["Count"] == 8
     m = glue.get_crawler_metrics(CrawlerNameList=[name])["CrawlerMetricsList"][0]
-    assert m["TablesCreated"] == 7 and m["LastRuntimeSeconds"] >= 0
+    assert m["TablesCreated"] == 8 and m["LastRuntimeSeconds"] >= 0
 
 
 def test_exclusions_sample_size_and_prefix(glue, db, lake):

@@ -16,6 +16,7 @@
 #include <parquet/file_reader.h>
 #include <parquet/metadata.h>
 
+#include "common/json.h"
 #include "common/strings.h"
 
 namespace openglue::crawler {
@@ -167,6 +168,109 @@ Result<FileClass> ReadOrc(storage::ObjectStore* store, const std::string& bucket
   }
 }
 
+// ---- Avro: the schema from the container file's header (avro.schema), the record count from
+// the data blocks' headers. No Arrow: the header is a few varints and strings.
+
+// Reads a zigzag varint long at `*pos` of `data`; false when it runs past the end or is too long.
+bool AvroLong(const std::string& data, size_t* pos, int64_t* out) {
+  uint64_t value = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (*pos >= data.size()) return false;
+    uint8_t b = static_cast<uint8_t>(data[(*pos)++]);
+    value |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if (!(b & 0x80)) {
+      *out = static_cast<int64_t>(value >> 1) ^ -static_cast<int64_t>(value & 1);
+      return true;
+    }
+  }
+  return false;
+}
+
+DataType FromAvro(const Json& t, int depth) {
+  if (depth > 32) return DataType::Of(DataType::Kind::kString);
+  if (t.is_array()) {  // a union: [null, T] is T; anything wider has no Hive type here
+    std::vector<const Json*> branches;
+    for (const Json& b : t)
+      if (!(b.is_string() && b.get<std::string>() == "null")) branches.push_back(&b);
+    return branches.size() == 1 ? FromAvro(*branches[0], depth + 1) : DataType::Of(DataType::Kind::kString);
+  }
+  std::string type = t.is_string() ? t.get<std::string>() : t.is_object() ? t.value("type", "") : "";
+  std::string logical = t.is_object() ? t.value("logicalType", "") : "";
+  if (logical == "date") return DataType::Other("date");
+  if (logical == "timestamp-millis" || logical == "timestamp-micros") return DataType::Other("timestamp");
+  if (logical == "decimal" && t.is_object())
+    return DataType::Other("decimal(" + std::to_string(t.value("precision", 10)) + "," +
+                           std::to_string(t.value("scale", 0)) + ")");
+  if (type == "boolean") return DataType::Of(DataType::Kind::kBoolean);
+  if (type == "int") return DataType::Of(DataType::Kind::kInt);
+  if (type == "long") return DataType::Of(DataType::Kind::kBigint);
+  if (type == "float") return DataType::Other("float");
+  if (type == "double") return DataType::Of(DataType::Kind::kDouble);
+  if (type == "bytes" || type == "fixed") return DataType::Other("binary");
+  if (type == "array" && t.is_object()) {
+    DataType out = DataType::Of(DataType::Kind::kArray);
+    out.element.push_back(FromAvro(t.value("items", Json("string")), depth + 1));
+    return out;
+  }
+  if (type == "map" && t.is_object())
+    return DataType::Other("map<string," + FromAvro(t.value("values", Json("string")), depth + 1).ToHive() + ">");
+  if (type == "record" && t.is_object()) {
+    DataType out = DataType::Of(DataType::Kind::kStruct);
+    for (const Json& f : t.value("fields", Json::array()))
+      if (f.is_object()) out.fields.push_back(Field{f.value("name", ""), FromAvro(f.value("type", Json("string")), depth + 1)});
+    return out;
+  }
+  return DataType::Of(DataType::Kind::kString);  // string, enum, null, unknown
+}
+
+Result<FileClass> ReadAvro(storage::ObjectStore* store, const std::string& bucket,
+                           const storage::ObjectInfo& object) {
+  OG_ASSIGN_OR_RETURN(std::string head, store->Read(bucket, object.key, 0, kSampleBytes));
+  auto bad = [](const std::string& why) { return Status::InvalidInput("unreadable Avro file: " + why); };
+  size_t pos = 4;
+  std::string schema_text;
+  for (int blocks = 0;; ++blocks) {
+    int64_t count = 0;
+    if (blocks > 1000 || !AvroLong(head, &pos, &count)) return bad("truncated header");
+    if (count == 0) break;
+    if (count < 0) {
+      int64_t ignored = 0;
+      count = -count;
+      if (!AvroLong(head, &pos, &ignored)) return bad("truncated header");
+    }
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t klen = 0, vlen = 0;
+      if (!AvroLong(head, &pos, &klen) || klen < 0 || pos + static_cast<size_t>(klen) > head.size())
+        return bad("truncated header");
+      std::string key = head.substr(pos, static_cast<size_t>(klen));
+      pos += static_cast<size_t>(klen);
+      if (!AvroLong(head, &pos, &vlen) || vlen < 0 || pos + static_cast<size_t>(vlen) > head.size())
+        return bad("truncated header");
+      if (key == "avro.schema") schema_text = head.substr(pos, static_cast<size_t>(vlen));
+      pos += static_cast<size_t>(vlen);
+    }
+  }
+  Json schema = ParseJson(schema_text);
+  if (schema.is_discarded() || !schema.is_object() || schema.value("type", "") != "record")
+    return bad("its avro.schema is not a record schema");
+  FileClass out;
+  out.classification = "avro";
+  for (Field& f : FromAvro(schema, 0).fields) out.schema.push_back(Column{f.name, f.type});
+  // Records: each data block starts with its object count and byte size (after the 16-byte sync).
+  int64_t offset = static_cast<int64_t>(pos) + 16, records = 0;
+  for (int blocks = 0; offset < object.size && blocks < 100000; ++blocks) {
+    OG_ASSIGN_OR_RETURN(std::string block, store->Read(bucket, object.key, offset, 20));
+    size_t p = 0;
+    int64_t count = 0, size = 0;
+    if (!AvroLong(block, &p, &count) || !AvroLong(block, &p, &size) || count < 0 || size < 0)
+      return bad("truncated data block");
+    records += count;
+    offset += static_cast<int64_t>(p) + size + 16;
+  }
+  out.records = records;
+  return out;
+}
+
 // Up to kSampleBytes of the decompressed content of a gzip or bzip2 object; `*complete` when
 // the whole content fit.
 Result<std::string> Decompress(const std::string& head_or_all, arrow::Compression::type codec_type,
@@ -206,8 +310,7 @@ Result<FileClass> ClassifyObject(storage::ObjectStore* store, const std::string&
   OG_ASSIGN_OR_RETURN(std::string head, store->Read(bucket, object.key, 0, 4));
   if (head.size() == 4 && head == "PAR1") return ReadParquet(store, bucket, object);
   if (head.size() >= 3 && head.compare(0, 3, "ORC") == 0) return ReadOrc(store, bucket, object);
-  if (head.size() == 4 && head == std::string("Obj\x01", 4))
-    return Status::InvalidInput("Avro files are not classified yet");
+  if (head.size() == 4 && head == std::string("Obj\x01", 4)) return ReadAvro(store, bucket, object);
   std::string compression;
   arrow::Compression::type codec = arrow::Compression::UNCOMPRESSED;
   if (head.size() >= 2 && static_cast<unsigned char>(head[0]) == 0x1f &&

@@ -1,8 +1,9 @@
 // Built-in classification of one object: which format it is and its schema.
 //
-// Glue's order, by content rather than by name: Parquet (magic PAR1) and ORC (magic ORC) have
-// their schemas read from the file's own metadata (footer only, through Arrow, reading ranges of
-// the object); gzip and bzip2 files are decompressed on the fly and classified by what they
+// Glue's order, by content rather than by name: Avro (magic Obj\x01: the schema from the
+// container's header, the record count from its blocks' headers), Parquet (magic PAR1) and ORC
+// (magic ORC) have their schemas read from the file's own metadata (footer only, through Arrow,
+// reading ranges of the object); gzip and bzip2 files are decompressed on the fly and classified by what they
 // hold; then JSON (the text starts with `{` or `[`) and CSV (inference.h). A text classifier
 // reads at most kSampleBytes of (decompressed) data.
 //
@@ -25,7 +26,7 @@
 namespace openglue::crawler {
 
 struct FileClass {
-  std::string classification;  // parquet, orc, json, csv
+  std::string classification;  // avro, parquet, orc, json, csv
   std::string compression;     // "" or gzip, bzip2 (the text formats)
   Schema schema;
   char delimiter = 0;          // csv

@@ -190,6 +190,11 @@ Json StorageDescriptor(const TableSpec& spec, const Json& columns, const Json& p
     output = "org.apache.hadoop.hive.ql.io.orc.OrcOutputFormat";
     serde = {{"SerializationLibrary", "org.apache.hadoop.hive.ql.io.orc.OrcSerde"},
              {"Parameters", {{"serialization.format", "1"}}}};
+  } else if (c == "avro") {
+    input = "org.apache.hadoop.hive.ql.io.avro.AvroContainerInputFormat";
+    output = "org.apache.hadoop.hive.ql.io.avro.AvroContainerOutputFormat";
+    serde = {{"SerializationLibrary", "org.apache.hadoop.hive.serde2.avro.AvroSerDe"},
+             {"Parameters", {{"serialization.format", "1"}}}};
   } else if (c == "json") {
     std::vector<std::string> paths;
     for (const Column& col : spec.format.schema) paths.push_back(col.name);
