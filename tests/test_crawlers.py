@@ -432,3 +432,34 @@ def test_stop_crawler(glue, db, lake):
             assert tables(glue, db) == []
     else:
         assert last["Status"] == "SUCCEEDED"
+
+
+def test_grok_and_json_path_classifiers(glue, db, lake):
+    lake.put("logs/app/2024-01-01.log", "2024-01-01T10:00:00Z INFO 200 api: started\n"
+                                        "2024-01-01T10:00:01Z ERROR 500 db: timeout\n")
+    lake.put("docs/batch/1.json", json.dumps({"meta": {"n": 2}, "records": [{"a": 1}, {"a": 2, "b": "x"}]}))
+    grok, jpath = unique("grok_"), unique("jpath_")
+    glue.create_classifier(GrokClassifier={
+        "Name": grok, "Classification": "applog",
+        "GrokPattern": "%{TIMESTAMP_ISO8601:ts} %{LOGLEVEL:level} %{INT:status:int} %{SVC:service}: %{GREEDYDATA:message}",
+        "CustomPatterns": "SVC [a-z]+"})
+    glue.create_classifier(JsonClassifier={"Name": jpath, "JsonPath": "$.records[*]"})
+    with raises_glue("InvalidInputException", "unknown pattern"):
+        glue.create_classifier(GrokClassifier={"Name": unique("bad_"), "Classification": "x",
+                                               "GrokPattern": "%{NO_SUCH_PATTERN:x}"})
+    name = make_crawler(glue, db, lake.uri("logs/"), Classifiers=[grok, jpath],
+                        Targets={"S3Targets": [{"Path": lake.uri("logs/")}, {"Path": lake.uri("docs/")}]})
+    c = crawl(glue, name)
+    assert c["LastCrawl"]["Status"] == "SUCCEEDED", c["LastCrawl"]
+    logs_table = table(glue, db, "logs")
+    assert logs_table["Parameters"]["classification"] == "applog"
+    assert columns(logs_table) == [("ts", "string"), ("level", "string"), ("status", "int"),
+                                   ("service", "string"), ("message", "string")]
+    serde = logs_table["StorageDescriptor"]["SerdeInfo"]
+    assert serde["SerializationLibrary"] == "com.amazonaws.glue.serde.GrokSerDe"
+    assert serde["Parameters"]["input.format"].startswith("%{TIMESTAMP_ISO8601:ts}")
+    docs = table(glue, db, "docs")
+    assert docs["Parameters"]["classification"] == "json" and docs["Parameters"]["jsonPath"] == "$.records[*]"
+    assert columns(docs) == [("a", "int"), ("b", "string")]
+    for n in (grok, jpath):
+        glue.delete_classifier(Name=n)

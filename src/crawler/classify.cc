@@ -18,11 +18,12 @@
 
 #include "common/json.h"
 #include "common/strings.h"
+#include "crawler/grok.h"
 
 namespace openglue::crawler {
 
 std::string FileClass::FormatKey() const {
-  std::string key = classification;
+  std::string key = classification + "/" + classifier;
   if (classification == "csv") {
     key += ":" + std::to_string(static_cast<int>(static_cast<unsigned char>(delimiter)));
     key += header ? ":h" : ":n";
@@ -304,8 +305,80 @@ Result<std::string> Decompress(const std::string& head_or_all, arrow::Compressio
 
 }  // namespace
 
+Result<CustomClassifier> CustomClassifier::FromDocument(const std::string& name, const std::string& doc_text) {
+  Json doc = ParseJson(doc_text);
+  if (!doc.is_object()) return Status::Internal("stored classifier " + name + " is unreadable");
+  CustomClassifier out;
+  out.name = name;
+  if (doc.contains("CsvClassifier")) {
+    const Json& c = doc["CsvClassifier"];
+    out.kind = Kind::kCsv;
+    std::string d = c.value("Delimiter", ""), q = c.value("QuoteSymbol", "");
+    if (!d.empty()) out.csv.delimiter = d[0];
+    if (!q.empty()) out.csv.quote = q[0];
+    std::string header = c.value("ContainsHeader", "UNKNOWN");
+    out.csv.header = header == "PRESENT"  ? CsvHints::Header::kPresent
+                     : header == "ABSENT" ? CsvHints::Header::kAbsent
+                                          : CsvHints::Header::kDetect;
+    for (const Json& h : c.value("Header", Json::array()))
+      if (h.is_string()) out.csv.names.push_back(h.get<std::string>());
+    out.csv.allow_single_column = c.value("AllowSingleColumn", false);
+    return out;
+  }
+  if (doc.contains("JsonClassifier")) {
+    out.kind = Kind::kJson;
+    out.json_path = doc["JsonClassifier"].value("JsonPath", "$");
+    return out;
+  }
+  if (doc.contains("GrokClassifier")) {
+    const Json& g = doc["GrokClassifier"];
+    out.kind = Kind::kGrok;
+    out.classification = g.value("Classification", "grok");
+    out.grok_pattern = g.value("GrokPattern", "");
+    out.custom_patterns = g.value("CustomPatterns", "");
+    OG_ASSIGN_OR_RETURN(GrokPattern pattern, GrokPattern::Make(out.grok_pattern, out.custom_patterns));
+    out.grok = std::make_shared<const GrokPattern>(std::move(pattern));
+    return out;
+  }
+  return Status::InvalidInput("XML classifiers are not applied yet");
+}
+
+namespace {
+
+// A custom classifier applied to a text sample.
+Result<FileClass> ApplyCustom(const CustomClassifier& c, const std::string& sample, bool complete) {
+  FileClass out;
+  Result<TextSample> text = Status::InvalidInput("unclassified");
+  switch (c.kind) {
+    case CustomClassifier::Kind::kCsv: text = InferCsv(sample, complete, c.csv); break;
+    case CustomClassifier::Kind::kJson:
+      text = InferJsonPath(sample, complete, c.json_path);
+      out.parameters["jsonPath"] = c.json_path;
+      break;
+    case CustomClassifier::Kind::kGrok:
+      text = InferGrok(sample, complete, *c.grok, c.classification);
+      out.serde = "com.amazonaws.glue.serde.GrokSerDe";
+      out.serde_parameters["input.format"] = c.grok_pattern;
+      if (!c.custom_patterns.empty()) out.serde_parameters["input.grokCustomPatterns"] = c.custom_patterns;
+      out.parameters["grokPattern"] = c.grok_pattern;
+      break;
+  }
+  OG_RETURN_NOT_OK(text.status());
+  out.classification = text->classification;
+  out.classifier = c.name;
+  out.schema = std::move(text->schema);
+  out.delimiter = text->delimiter;
+  out.header = text->header;
+  out.quoted = text->quoted;
+  out.records = text->records;
+  out.records_sample_bytes = text->sample_bytes;
+  return out;
+}
+
+}  // namespace
+
 Result<FileClass> ClassifyObject(storage::ObjectStore* store, const std::string& bucket,
-                                 const storage::ObjectInfo& object, const CsvHints& hints) {
+                                 const storage::ObjectInfo& object, const std::vector<CustomClassifier>& custom) {
   if (object.size == 0) return Status::InvalidInput("empty file");
   OG_ASSIGN_OR_RETURN(std::string head, store->Read(bucket, object.key, 0, 4));
   if (head.size() == 4 && head == "PAR1") return ReadParquet(store, bucket, object);
@@ -336,33 +409,37 @@ Result<FileClass> ClassifyObject(storage::ObjectStore* store, const std::string&
   }
   size_t first = sample.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) return Status::InvalidInput("empty or blank file");
-  Result<TextSample> text = Status::InvalidInput("unclassified");
-  if (sample[first] == '{' || sample[first] == '[') {
-    text = InferJson(sample, complete);
+  Result<FileClass> found = Status::InvalidInput("unclassified");
+  for (const CustomClassifier& c : custom) {
+    found = ApplyCustom(c, sample, complete);
+    if (found.ok()) break;
   }
-  if (!text.ok()) {
-    Result<TextSample> csv = InferCsv(sample, complete, hints);
-    if (!csv.ok() && sample[first] != '{' && sample[first] != '[') return csv.status();
-    if (!csv.ok()) return text.status();
-    text = std::move(csv);
+  if (!found.ok()) {
+    Result<TextSample> text = Status::InvalidInput("unclassified");
+    if (sample[first] == '{' || sample[first] == '[') text = InferJson(sample, complete);
+    if (!text.ok()) {
+      Result<TextSample> csv = InferCsv(sample, complete);
+      if (!csv.ok() && sample[first] != '{' && sample[first] != '[') return csv.status();
+      if (!csv.ok()) return text.status();
+      text = std::move(csv);
+    }
+    FileClass built_in;
+    built_in.classification = text->classification;
+    built_in.schema = std::move(text->schema);
+    built_in.delimiter = text->delimiter;
+    built_in.header = text->header;
+    built_in.quoted = text->quoted;
+    built_in.records = text->records;
+    built_in.records_sample_bytes = text->sample_bytes;
+    found = std::move(built_in);
   }
-  FileClass out;
-  out.classification = text->classification;
+  FileClass out = std::move(*found);
   out.compression = compression;
-  out.schema = std::move(text->schema);
-  out.delimiter = text->delimiter;
-  out.header = text->header;
-  out.quoted = text->quoted;
-  if (complete || compression.empty()) {
-    // Uncompressed: scale the sample's records to the object's size.
-    out.records = text->sample_bytes > 0 && !complete
-                      ? static_cast<int64_t>(static_cast<double>(text->records) *
-                                             static_cast<double>(object.size) /
-                                             static_cast<double>(text->sample_bytes))
-                      : text->records;
-  } else {
-    out.records = text->records;  // a lower bound: the compressed rest is not read
-  }
+  // Uncompressed: scale the sample's records to the object's size. Compressed and cut: the
+  // sample's count is a lower bound (the rest is not read).
+  if (!complete && compression.empty() && out.records_sample_bytes > 0)
+    out.records = static_cast<int64_t>(static_cast<double>(out.records) * static_cast<double>(object.size) /
+                                       static_cast<double>(out.records_sample_bytes));
   return out;
 }
 

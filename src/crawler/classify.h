@@ -17,7 +17,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "crawler/inference.h"
@@ -33,11 +36,38 @@ struct FileClass {
   bool header = false;         // csv
   bool quoted = false;         // csv
   int64_t records = -1;        // exact (parquet, orc) or estimated from the sample (text)
-  // Files of one table must agree on this: classification, and for CSV delimiter and header.
+  int64_t records_sample_bytes = 0;  // text: the bytes of the sample `records` come from
+  std::string classifier;      // the custom classifier that recognised the file ("": built-in)
+  std::string serde;           // a custom classifier's SerDe ("": the classification's)
+  std::map<std::string, std::string> serde_parameters;  // with `serde`
+  std::map<std::string, std::string> parameters;        // extra table parameters (jsonPath, ...)
+  // Files of one table must agree on this: classification, the custom classifier, and for CSV
+  // delimiter and header.
   std::string FormatKey() const;
 };
 
+class GrokPattern;
+
+// A custom classifier of the crawler (GetClassifier's document), ready to apply.
+struct CustomClassifier {
+  enum class Kind { kCsv, kJson, kGrok };
+  Kind kind = Kind::kCsv;
+  std::string name;
+  CsvHints csv;
+  std::string json_path;
+  std::string classification;  // grok
+  std::string grok_pattern, custom_patterns;
+  std::shared_ptr<const GrokPattern> grok;
+  // From a stored classifier document ({"CsvClassifier": {...}} etc.). InvalidInput for a
+  // grok pattern that does not compile; nullopt-like EntityNotFound-free: an XML classifier
+  // gives InvalidInput "not applied yet".
+  static Result<CustomClassifier> FromDocument(const std::string& name, const std::string& doc_text);
+};
+
+// Custom classifiers are tried in order on text files (after decompression) before the
+// built-in ones; the first that recognises the file wins.
 Result<FileClass> ClassifyObject(storage::ObjectStore* store, const std::string& bucket,
-                                 const storage::ObjectInfo& object, const CsvHints& hints = {});
+                                 const storage::ObjectInfo& object,
+                                 const std::vector<CustomClassifier>& custom = {});
 
 }  // namespace openglue::crawler

@@ -210,6 +210,11 @@ Json StorageDescriptor(const TableSpec& spec, const Json& columns, const Json& p
                {"Parameters", {{"field.delim", delimiter}}}};
     }
   }
+  if (!spec.format.serde.empty()) {
+    Json p = Json::object();
+    for (const auto& [k, v] : spec.format.serde_parameters) p[k] = v;
+    serde = {{"SerializationLibrary", spec.format.serde}, {"Parameters", p}};
+  }
   return {{"Columns", columns},
           {"Location", spec.location},
           {"InputFormat", input},
@@ -235,6 +240,7 @@ Json TableParameters(const TableSpec& spec, const std::string& crawler) {
                  {"UPDATED_BY_CRAWLER", crawler},
                  {"CrawlerSchemaSerializerVersion", "1.0"},
                  {"CrawlerSchemaDeserializerVersion", "1.0"}};
+  for (const auto& [k, v] : f.parameters) params[k] = v;
   if (f.classification == "csv") {
     params["delimiter"] = std::string(1, f.delimiter);
     params["areColumnsQuoted"] = f.quoted ? "true" : "false";
@@ -429,23 +435,15 @@ struct FileWork {
   Result<FileClass> result = Status::Internal("not classified");
 };
 
-void ClassifyAll(const CrawlContext& ctx, const std::vector<Target>& targets, const CsvHints* custom,
-                 std::vector<FileWork>* work) {
+void ClassifyAll(const CrawlContext& ctx, const std::vector<Target>& targets,
+                 const std::vector<CustomClassifier>& custom, std::vector<FileWork>* work) {
   std::atomic<size_t> next{0};
   auto worker = [&]() {
     for (;;) {
       size_t i = next.fetch_add(1);
       if (i >= work->size() || ctx.cancel->load()) return;
       FileWork& w = (*work)[i];
-      const std::string& bucket = targets[w.target].bucket;
-      if (custom != nullptr) {
-        Result<FileClass> r = ClassifyObject(ctx.objects, bucket, *w.object, *custom);
-        if (r.ok() && r->classification == "csv") {
-          w.result = std::move(r);
-          continue;
-        }
-      }
-      w.result = ClassifyObject(ctx.objects, bucket, *w.object);
+      w.result = ClassifyObject(ctx.objects, targets[w.target].bucket, *w.object, custom);
     }
   };
   size_t n = std::min<size_t>(static_cast<size_t>(ctx.classify_threads), work->size());
@@ -509,33 +507,26 @@ CrawlOutcome RunCrawlBody(const Json& crawler, const CrawlContext& ctx) {
       if (!state.is_object()) state = Json::object();
     }
   }
-  // A custom CSV classifier among the crawler's classifiers is tried first.
-  std::optional<CsvHints> custom;
+  // The crawler's custom classifiers, tried first, in its order.
+  std::vector<CustomClassifier> custom;
   for (const Json& cname : crawler.value("Classifiers", Json::array())) {
     if (!cname.is_string()) continue;
-    Result<Json> got = [&]() -> Result<Json> {
+    const std::string cn = cname.get<std::string>();
+    Result<std::optional<std::string>> doc = [&]() -> Result<std::optional<std::string>> {
       OG_ASSIGN_OR_RETURN(auto txn, ctx.store->BeginRead());
-      OG_ASSIGN_OR_RETURN(auto doc, txn->Get("classifier", cname.get<std::string>()));
-      if (!doc) return Status::EntityNotFound("Classifier " + cname.get<std::string>() + " does not exist");
-      return ParseJson(*doc);
+      return txn->Get("classifier", cn);
     }();
-    if (!got.ok()) return fail(got.status().message());
-    if (got->contains("CsvClassifier") && !custom) {
-      const Json& c = (*got)["CsvClassifier"];
-      CsvHints hints;
-      std::string d = c.value("Delimiter", ""), q = c.value("QuoteSymbol", "");
-      if (!d.empty()) hints.delimiter = d[0];
-      if (!q.empty()) hints.quote = q[0];
-      std::string header = c.value("ContainsHeader", "UNKNOWN");
-      hints.header = header == "PRESENT" ? CsvHints::Header::kPresent
-                     : header == "ABSENT" ? CsvHints::Header::kAbsent : CsvHints::Header::kDetect;
-      for (const Json& h : c.value("Header", Json::array()))
-        if (h.is_string()) hints.names.push_back(h.get<std::string>());
-      hints.allow_single_column = c.value("AllowSingleColumn", false);
-      custom = hints;
-    } else {
-      log.Warn("Classifier " + cname.get<std::string>() + ": only custom CSV classifiers are applied yet");
+    if (!doc.ok()) return fail(doc.status().message());
+    if (!*doc) return fail("Classifier " + cn + " does not exist");
+    Result<CustomClassifier> made = CustomClassifier::FromDocument(cn, **doc);
+    if (!made.ok()) {
+      if (made.status().code() == StatusCode::kInvalidInput && StartsWith(made.status().message(), "XML")) {
+        log.Warn("Classifier " + cn + ": " + made.status().message());
+        continue;
+      }
+      return fail("Classifier " + cn + ": " + made.status().message());
     }
+    custom.push_back(std::move(*made));
   }
 
   // List.
@@ -589,7 +580,7 @@ CrawlOutcome RunCrawlBody(const Json& crawler, const CrawlContext& ctx) {
       for (size_t i = 0; i < n; ++i) work.push_back(FileWork{ti, folder, &files[i]});
     }
   }
-  ClassifyAll(ctx, targets, custom ? &*custom : nullptr, &work);
+  ClassifyAll(ctx, targets, custom, &work);
   if (ctx.cancel->load()) return cancelled();
 
   // Leaves: per folder, the files of the most common format merged.

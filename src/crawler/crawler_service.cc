@@ -8,6 +8,7 @@
 #include "common/logging.h"
 #include "common/strings.h"
 #include "crawler/crawl.h"
+#include "crawler/grok.h"
 #include "resource/paging.h"
 #include "resource/request.h"
 #include "resource/tags.h"
@@ -147,6 +148,9 @@ Result<std::pair<std::string, Json>> RequestClassifier(const Json& request) {
     std::string delimiter = body.value("Delimiter", ""), quote = body.value("QuoteSymbol", "");
     if (!delimiter.empty() && delimiter == quote)
       return Status::InvalidInput("Delimiter and QuoteSymbol of a CSV classifier must differ");
+  }
+  if (kind == "GrokClassifier" && body.contains("GrokPattern")) {
+    OG_RETURN_NOT_OK(GrokPattern::Make(body.value("GrokPattern", ""), body.value("CustomPatterns", "")).status());
   }
   if (kind == "JsonClassifier") {
     std::string path = body.value("JsonPath", "");

@@ -12,6 +12,7 @@
 #include "common/random.h"
 #include "crawler/crawl.h"
 #include "crawler/crawler_service.h"
+#include "crawler/grok.h"
 #include "crawler/inference.h"
 #include "crawler/plan.h"
 #include "storage/local_object_store.h"
@@ -86,6 +87,36 @@ TEST(InferJson, ArrayOfRecordsAndBadInput) {
   EXPECT_EQ(Types(r->schema), "a:boolean,b:array<int>");
   EXPECT_FALSE(InferJson("{\"a\": 1}\n{broken\n", true).ok());
   EXPECT_FALSE(InferJson("[1, 2, 3]", true).ok());
+}
+
+TEST(InferJsonPath, SelectsTheRecords) {
+  auto r = InferJsonPath(R"({"meta": {"n": 2}, "records": [{"a": 1}, {"a": 2, "b": "x"}]})", true, "$.records[*]");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(Types(r->schema), "a:int,b:string");
+  EXPECT_EQ(r->records, 2);
+  auto lines = InferJsonPath("{\"d\": {\"x\": true}}\n{\"d\": {\"x\": false}}\n", true, "$['d']");
+  ASSERT_TRUE(lines.ok()) << lines.status().ToString();
+  EXPECT_EQ(Types(lines->schema), "x:boolean");
+  EXPECT_FALSE(InferJsonPath("{\"a\": 1}", true, "$.nothing[*]").ok());
+  EXPECT_FALSE(InferJsonPath("{\"a\": 1}", true, "a.b").ok());
+  EXPECT_FALSE(InferJsonPath("{\"a\": 1}", true, "$..deep").ok());
+}
+
+TEST(Grok, FieldsTypesAndMatching) {
+  auto g = GrokPattern::Make("%{TIMESTAMP_ISO8601:ts} %{LOGLEVEL:level} %{INT:code:int} %{MYWORD:who}: %{GREEDYDATA:msg}",
+                             "MYWORD [a-z]+\n");
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_EQ(Types(g->schema()), "ts:string,level:string,code:int,who:string,msg:string");
+  EXPECT_TRUE(g->Matches("2024-01-02T03:04:05Z ERROR 42 app: disk full"));
+  EXPECT_FALSE(g->Matches("not a log line"));
+  auto r = InferGrok("2024-01-02 03:04:05 INFO 1 a: x\n2024-01-02 03:04:06 WARN 2 b: y\n", true, *g, "applog");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->classification, "applog");
+  EXPECT_EQ(r->records, 2);
+  EXPECT_FALSE(InferGrok("2024-01-02 03:04:05 INFO 1 a: x\nbad line\n", true, *g, "applog").ok());
+  EXPECT_FALSE(GrokPattern::Make("%{NOPE:x}", "").ok());
+  EXPECT_FALSE(GrokPattern::Make("%{A:x}", "A %{A}\n").ok());  // a cycle
+  EXPECT_FALSE(GrokPattern::Make("%{WORD}", "").ok());         // no field
 }
 
 TEST(Widen, Rules) {

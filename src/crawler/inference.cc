@@ -390,6 +390,115 @@ void ResolveNulls(DataType* t) {
 
 }  // namespace
 
+namespace {
+
+// One step of a JSON path: a member name, an index, or every element/member ("*").
+struct PathStep {
+  enum class Kind { kMember, kIndex, kAll } kind;
+  std::string name;
+  size_t index = 0;
+};
+
+Result<std::vector<PathStep>> ParsePath(const std::string& path) {
+  if (path.empty() || path[0] != '$') return Status::InvalidInput("JsonPath must start with $: '" + path + "'");
+  std::vector<PathStep> steps;
+  size_t i = 1;
+  auto bad = [&]() { return Status::InvalidInput("JsonPath not supported: '" + path + "'"); };
+  while (i < path.size()) {
+    if (path[i] == '.') {
+      size_t j = i + 1;
+      while (j < path.size() && path[j] != '.' && path[j] != '[') ++j;
+      std::string name = path.substr(i + 1, j - i - 1);
+      if (name.empty()) return bad();
+      steps.push_back(name == "*" ? PathStep{PathStep::Kind::kAll, ""} : PathStep{PathStep::Kind::kMember, name});
+      i = j;
+    } else if (path[i] == '[') {
+      size_t close = path.find(']', i);
+      if (close == std::string::npos) return bad();
+      std::string inner = path.substr(i + 1, close - i - 1);
+      if (inner == "*") {
+        steps.push_back({PathStep::Kind::kAll, ""});
+      } else if (inner.size() >= 2 && (inner[0] == '\'' || inner[0] == '"') && inner.back() == inner[0]) {
+        steps.push_back({PathStep::Kind::kMember, inner.substr(1, inner.size() - 2)});
+      } else if (!inner.empty() && inner.size() < 10 &&
+                 std::all_of(inner.begin(), inner.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+        steps.push_back({PathStep::Kind::kIndex, "", static_cast<size_t>(std::stoul(inner))});
+      } else {
+        return bad();
+      }
+      i = close + 1;
+    } else {
+      return bad();
+    }
+  }
+  return steps;
+}
+
+void Select(const OrderedJson& value, const std::vector<PathStep>& steps, size_t at,
+            std::vector<const OrderedJson*>* out) {
+  if (out->size() >= static_cast<size_t>(kSampleRecords)) return;
+  if (at == steps.size()) {
+    out->push_back(&value);
+    return;
+  }
+  const PathStep& step = steps[at];
+  if (step.kind == PathStep::Kind::kMember) {
+    if (value.is_object() && value.contains(step.name)) Select(value[step.name], steps, at + 1, out);
+  } else if (step.kind == PathStep::Kind::kIndex) {
+    if (value.is_array() && step.index < value.size()) Select(value[step.index], steps, at + 1, out);
+  } else if (value.is_array() || value.is_object()) {
+    for (const auto& child : value) Select(child, steps, at + 1, out);
+  }
+}
+
+// The JSON documents of a sample: the whole text when it parses, else one per line.
+std::vector<OrderedJson> Documents(std::string_view text, bool complete) {
+  std::vector<OrderedJson> docs;
+  OrderedJson whole = ParseOrdered(Trim(text));
+  if (!whole.is_discarded()) {
+    docs.push_back(std::move(whole));
+    return docs;
+  }
+  std::string_view lines = WholeLines(text, complete);
+  size_t pos = 0;
+  while (pos < lines.size() && docs.size() < static_cast<size_t>(kSampleRecords)) {
+    size_t nl = lines.find('\n', pos);
+    size_t end = nl == std::string_view::npos ? lines.size() : nl;
+    std::string line = Trim(lines.substr(pos, end - pos));
+    pos = end + 1;
+    if (line.empty()) continue;
+    OrderedJson doc = ParseOrdered(line);
+    if (doc.is_discarded()) return {};
+    docs.push_back(std::move(doc));
+  }
+  return docs;
+}
+
+}  // namespace
+
+Result<TextSample> InferJsonPath(std::string_view text, bool complete, const std::string& json_path) {
+  OG_ASSIGN_OR_RETURN(std::vector<PathStep> steps, ParsePath(json_path));
+  if (LooksBinary(WholeLines(text, complete))) return Status::InvalidInput("binary content (not UTF-8 text)");
+  std::vector<OrderedJson> docs = Documents(text, complete);
+  std::vector<const OrderedJson*> records;
+  for (const OrderedJson& doc : docs) Select(doc, steps, 0, &records);
+  DataType merged;
+  int64_t count = 0;
+  for (const OrderedJson* r : records) {
+    if (!r->is_object()) continue;
+    merged = Widen(merged, JsonType(*r, 0));
+    ++count;
+  }
+  if (count == 0) return Status::InvalidInput("the JsonPath " + json_path + " selects no JSON object");
+  ResolveNulls(&merged);
+  TextSample out;
+  out.classification = "json";
+  for (Field& f : merged.fields) out.schema.push_back(Column{f.name, f.type});
+  out.records = count;
+  out.sample_bytes = static_cast<int64_t>(text.size());
+  return out;
+}
+
 Result<TextSample> InferJson(std::string_view text, bool complete) {
   std::string_view body = text;
   if (LooksBinary(WholeLines(text, complete))) return Status::InvalidInput("binary content (not UTF-8 text)");

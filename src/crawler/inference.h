@@ -100,6 +100,11 @@ Result<TextSample> InferCsv(std::string_view text, bool complete, const CsvHints
 // JSON lines, one JSON array of objects, or a single object. InvalidInput when no record parses
 // as an object (or the text is binary).
 Result<TextSample> InferJson(std::string_view text, bool complete);
+// A custom JSON classifier: the records are what `json_path` selects in each JSON document of the
+// text (one document, or JSON lines): `$`, `.name`, `['name']`, `[n]` and `[*]` steps, e.g.
+// `$[*]`, `$.records[*]`, `$.data`. InvalidInput for a path outside that syntax or when it
+// selects no object.
+Result<TextSample> InferJsonPath(std::string_view text, bool complete, const std::string& json_path);
 
 // A folder or table name made safe the way Glue writes names: lowercase, every character other
 // than a-z, 0-9 and '_' replaced by '_'.
