@@ -211,10 +211,12 @@ def test_a_data_lake_becomes_tables_and_partitions(glue, db, lake, server):
     lake.put("data/bzipped/rows.csv.bz2", bz2.compress(b"p;q\nx;1\ny;2\n"))
     lake.orc("data/orcs/o.orc", pa.table({"id": pa.array([1, 2], pa.int32()), "s": ["a", "b"]}))
     lake.put("data/avros/a.avro", avro_file([(1, "x", ["t"]), (2, None, [])]))
+    lake.put("data/metrics/region=xx/truncated.parquet", b"PAR1\x00\x01garbagePAR1")
+    lake.put("data/avros/truncated.avro", b"Obj\x01\x04")
     name = make_crawler(glue, db, lake.uri("data/"))
     c = crawl(glue, name)
     assert c["LastCrawl"]["Status"] == "SUCCEEDED", c["LastCrawl"]
-    assert "garbage.csv" in c["LastCrawl"]["ErrorMessage"]
+    assert "3 file(s) or folder(s) skipped" in c["LastCrawl"]["ErrorMessage"], c["LastCrawl"]
     assert tables(glue, db) == ["avros", "bzipped", "events", "metrics", "orcs", "orders", "plain", "zipped"]
 
     orders = table(glue, db, "orders")
@@ -264,6 +266,8 @@ def test_a_data_lake_becomes_tables_and_partitions(glue, db, lake, server):
     text = "\n".join(e["message"] for e in events_log)
     assert "Created table orders in database " + db in text
     assert "Skipped " + lake.uri("data/orders/dt=2024-01-03/garbage.csv") in text
+    assert "Skipped " + lake.uri("data/metrics/region=xx/truncated.parquet") + ": unreadable Parquet" in text
+    assert "Skipped " + lake.uri("data/avros/truncated.avro") + ": unreadable Avro" in text
     assert text.startswith("[" + c["LastCrawl"]["MessagePrefix"] + "]")
     groups = [g["logGroupName"] for g in logs.describe_log_groups()["logGroups"]]
     assert "/aws-glue/crawlers" in groups and "/aws-glue/jobs/output" in groups
