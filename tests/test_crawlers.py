@@ -467,3 +467,24 @@ def test_grok_and_json_path_classifiers(glue, db, lake):
     assert columns(docs) == [("a", "int"), ("b", "string")]
     for n in (grok, jpath):
         glue.delete_classifier(Name=n)
+
+
+def test_catalog_target_crawls_into_the_existing_table(glue, db, lake):
+    lake.put("ct/year=2023/a.csv", "a,b\n1,x\n")
+    lake.put("ct/year=2024/b.csv", "a,b\n2,y\n")
+    glue.create_table(DatabaseName=db, TableInput={
+        "Name": "events", "PartitionKeys": [{"Name": "year", "Type": "string"}],
+        "StorageDescriptor": {"Location": lake.uri("ct/"), "Columns": [{"Name": "old", "Type": "string"}]}})
+    name = unique("crawler_")
+    glue.create_crawler(Name=name, Role="local", Targets={"CatalogTargets": [{"DatabaseName": db, "Tables": ["events"]}]},
+                        SchemaChangePolicy={"UpdateBehavior": "UPDATE_IN_DATABASE", "DeleteBehavior": "LOG"})
+    c = crawl(glue, name)
+    assert c["LastCrawl"]["Status"] == "SUCCEEDED", c["LastCrawl"]
+    assert tables(glue, db) == ["events"]
+    t = table(glue, db, "events")
+    assert columns(t) == [("a", "bigint"), ("b", "string")]
+    assert t["Parameters"]["classification"] == "csv"
+    assert partitions(glue, db, "events") == [["2023"], ["2024"]]
+    glue.update_crawler(Name=name, Targets={"CatalogTargets": [{"DatabaseName": db, "Tables": ["missing"]}]})
+    c = crawl(glue, name)
+    assert c["LastCrawl"]["Status"] == "FAILED" and "missing" in c["LastCrawl"]["ErrorMessage"]

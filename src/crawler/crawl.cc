@@ -108,6 +108,9 @@ struct Target {
   std::string name;                 // the include path's own name (table name of its root)
   int64_t sample_size = 0;          // 0 = every file
   std::vector<std::string> exclusions;
+  // A catalog target's table: its data is crawled into it (database, name, partition keys).
+  std::string catalog_database, catalog_table;
+  std::vector<std::string> catalog_keys;
   std::map<std::string, std::vector<storage::ObjectInfo>> folders;  // relative folder -> files
 };
 
@@ -260,6 +263,8 @@ class Writer {
     update_ = policy.value("UpdateBehavior", "UPDATE_IN_DATABASE");
     delete_ = policy.value("DeleteBehavior", "DEPRECATE_IN_DATABASE");
   }
+
+  void SetDatabase(const std::string& database) { database_ = database; }
 
   Result<std::optional<Json>> GetTable(const std::string& table) {
     Result<Json> got = ctx_.catalog->GetTable({{"DatabaseName", database_}, {"Name", table}});
@@ -482,13 +487,15 @@ CrawlOutcome RunCrawlBody(const Json& crawler, const CrawlContext& ctx) {
   const std::string database = crawler.value("DatabaseName", "");
   const Json targets_doc = crawler.value("Targets", Json::object());
   for (const auto& [kind, list] : targets_doc.items()) {
-    if (kind != "S3Targets" && list.is_array() && !list.empty())
-      return fail(kind + " are not crawled by OpenGlue yet (only S3Targets)");
+    if (kind != "S3Targets" && kind != "CatalogTargets" && list.is_array() && !list.empty())
+      return fail(kind + " are not crawled by OpenGlue yet (only S3Targets and CatalogTargets)");
   }
-  if (database.empty()) return fail("The crawler has no DatabaseName to write its tables to");
-  if (Result<Json> db = ctx.catalog->GetDatabase({{"Name", database}}); !db.ok())
-    return fail(db.status().code() == StatusCode::kEntityNotFound ? "Database " + database + " not found"
-                                                                  : db.status().message());
+  if (!targets_doc.value("S3Targets", Json::array()).empty()) {
+    if (database.empty()) return fail("The crawler has no DatabaseName to write its tables to");
+    if (Result<Json> db = ctx.catalog->GetDatabase({{"Name", database}}); !db.ok())
+      return fail(db.status().code() == StatusCode::kEntityNotFound ? "Database " + database + " not found"
+                                                                    : db.status().message());
+  }
   const bool new_only = crawler.value("RecrawlPolicy", Json::object()).value("RecrawlBehavior", "") ==
                         "CRAWL_NEW_FOLDERS_ONLY";
   Json policy = crawler.value("SchemaChangePolicy", Json::object());
@@ -534,9 +541,33 @@ CrawlOutcome RunCrawlBody(const Json& crawler, const CrawlContext& ctx) {
   std::vector<Target> targets;
   int64_t old_skipped = 0;
   Json new_state = {{"targets", Json::object()}, {"tables", Json::array()}};
+  // S3 targets as they are; a catalog target's tables as S3 targets of their locations.
+  std::vector<std::pair<Target, Json>> wanted;
   for (const Json& t : targets_doc.value("S3Targets", Json::array())) {
     Target target;
     target.path = t.value("Path", "");
+    wanted.emplace_back(std::move(target), t);
+  }
+  for (const Json& t : targets_doc.value("CatalogTargets", Json::array())) {
+    std::string db = t.value("DatabaseName", "");
+    for (const Json& name : t.value("Tables", Json::array())) {
+      if (!name.is_string()) continue;
+      Result<Json> got = ctx.catalog->GetTable({{"DatabaseName", db}, {"Name", name}});
+      if (!got.ok())
+        return fail("Catalog target " + db + "." + name.get<std::string>() + ": " + got.status().message());
+      const Json& table = (*got)["Table"];
+      Target target;
+      target.path = table.value("StorageDescriptor", Json::object()).value("Location", "");
+      if (!StartsWith(target.path, "s3://") && !StartsWith(target.path, "s3a://") && !StartsWith(target.path, "s3n://"))
+        return fail("Catalog target " + db + "." + name.get<std::string>() + ": its Location '" + target.path +
+                    "' is not an s3:// location");
+      target.catalog_database = db;
+      target.catalog_table = table.value("Name", name.get<std::string>());
+      for (const Json& k : table.value("PartitionKeys", Json::array())) target.catalog_keys.push_back(k.value("Name", ""));
+      wanted.emplace_back(std::move(target), Json::object());
+    }
+  }
+  for (auto& [target, t] : wanted) {
     Result<storage::Location> location = storage::ParseLocation(target.path);
     if (!location.ok()) return fail(location.status().message());
     target.bucket = location->bucket;
@@ -545,6 +576,7 @@ CrawlOutcome RunCrawlBody(const Json& crawler, const CrawlContext& ctx) {
     std::vector<std::string> segments = Split(target.prefix, '/');
     while (!segments.empty() && segments.back().empty()) segments.pop_back();
     target.name = segments.empty() ? target.bucket : segments.back();
+    if (!target.catalog_table.empty()) target.name = target.catalog_table;
     if (t.contains("SampleSize") && t["SampleSize"].is_number_integer()) target.sample_size = t["SampleSize"].get<int64_t>();
     for (const Json& e : t.value("Exclusions", Json::array()))
       if (e.is_string()) target.exclusions.push_back(e.get<std::string>());
@@ -644,6 +676,7 @@ CrawlOutcome RunCrawlBody(const Json& crawler, const CrawlContext& ctx) {
     std::vector<std::pair<std::vector<std::string>, std::string>> partitions;
     bool full = true;
     std::string target, root;
+    std::string database;  // a catalog target's database ("" = the crawler's)
   };
   std::vector<Output> outputs;
   std::map<std::string, std::string> names;  // table name -> location
@@ -690,7 +723,9 @@ CrawlOutcome RunCrawlBody(const Json& crawler, const CrawlContext& ctx) {
     plan_options.combine_compatible = config.combine_compatible;
     for (const Json& t : old_tables)
       if (t.value("target", "") == target.path) plan_options.known_roots.push_back(t.value("root", ""));
-    if (config.table_level > 0) {
+    if (!target.catalog_table.empty()) {
+      plan_options.table_level = 0;  // the table is the catalog target's, at its location
+    } else if (config.table_level > 0) {
       int include_level = 1 + static_cast<int>(std::count(target.prefix.begin(), target.prefix.end(), '/'));
       plan_options.table_level = std::max(0, config.table_level - include_level);
     }
@@ -704,10 +739,17 @@ CrawlOutcome RunCrawlBody(const Json& crawler, const CrawlContext& ctx) {
       std::string base = t.root.empty() ? target.name : Split(t.root, '/').back();
       o.spec.name = CatalogName(crawler.value("TablePrefix", "") + base);
       o.spec.location = FolderUri(target, t.root);
-      if (names.count(o.spec.name) && names[o.spec.name] != o.spec.location)
-        o.spec.name += "_" + Fnv8(o.spec.location);
-      names[o.spec.name] = o.spec.location;
       o.spec.keys = t.keys;
+      if (!target.catalog_table.empty()) {
+        // The existing table keeps its name, database and (when the folders agree) key names.
+        o.spec.name = target.catalog_table;
+        o.database = target.catalog_database;
+        if (target.catalog_keys.size() == t.keys.size()) o.spec.keys = target.catalog_keys;
+      } else {
+        if (names.count(o.spec.name) && names[o.spec.name] != o.spec.location)
+          o.spec.name += "_" + Fnv8(o.spec.location);
+        names[o.spec.name] = o.spec.location;
+      }
       o.spec.format = t.format;
       o.spec.files = t.files;
       o.spec.bytes = t.bytes;
@@ -738,6 +780,7 @@ CrawlOutcome RunCrawlBody(const Json& crawler, const CrawlContext& ctx) {
   std::set<std::string> written;
   for (const Output& o : outputs) {
     Status st;
+    writer.SetDatabase(o.database.empty() ? database : o.database);
     if (o.spec.location.empty()) {
       // New partitions of a table drawn before (new-folders-only).
       Result<std::optional<Json>> existing = writer.GetTable(o.spec.name);
@@ -754,12 +797,13 @@ CrawlOutcome RunCrawlBody(const Json& crawler, const CrawlContext& ctx) {
     if (!st.ok()) return fail("Writing table " + o.spec.name + ": " + st.message());
     written.insert(o.spec.name);
     Json keys = Json::array();
-    if (!o.spec.location.empty()) {
+    if (!o.spec.location.empty() && o.database.empty()) {  // catalog targets' tables are never retired
       for (const std::string& k : o.spec.keys) keys.push_back(k);
       new_state["tables"].push_back({{"name", o.spec.name}, {"target", o.target}, {"root", o.root}, {"keys", keys}});
     }
   }
   // Tables drawn before: kept in the state (new-folders-only), or retired when their data is gone.
+  writer.SetDatabase(database);
   for (const Json& t : old_tables) {
     std::string table = t.value("name", "");
     if (written.count(table) && !new_only) continue;
