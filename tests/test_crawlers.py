@@ -438,11 +438,14 @@ def test_stop_crawler(glue, db, lake):
         assert last["Status"] == "SUCCEEDED"
 
 
-def test_grok_and_json_path_classifiers(glue, db, lake):
+def test_grok_json_path_and_xml_classifiers(glue, db, lake):
     lake.put("logs/app/2024-01-01.log", "2024-01-01T10:00:00Z INFO 200 api: started\n"
                                         "2024-01-01T10:00:01Z ERROR 500 db: timeout\n")
     lake.put("docs/batch/1.json", json.dumps({"meta": {"n": 2}, "records": [{"a": 1}, {"a": 2, "b": "x"}]}))
-    grok, jpath = unique("grok_"), unique("jpath_")
+    lake.put("xml/o.xml", '<?xml version="1.0"?><orders><order id="1"><item>apple</item><qty>2</qty></order>'
+                          '<order id="2"><item>pear</item><tags><t>x</t><t>y</t></tags></order></orders>')
+    grok, jpath, xml = unique("grok_"), unique("jpath_"), unique("xml_")
+    glue.create_classifier(XMLClassifier={"Name": xml, "Classification": "xml", "RowTag": "order"})
     glue.create_classifier(GrokClassifier={
         "Name": grok, "Classification": "applog",
         "GrokPattern": "%{TIMESTAMP_ISO8601:ts} %{LOGLEVEL:level} %{INT:status:int} %{SVC:service}: %{GREEDYDATA:message}",
@@ -451,8 +454,9 @@ def test_grok_and_json_path_classifiers(glue, db, lake):
     with raises_glue("InvalidInputException", "unknown pattern"):
         glue.create_classifier(GrokClassifier={"Name": unique("bad_"), "Classification": "x",
                                                "GrokPattern": "%{NO_SUCH_PATTERN:x}"})
-    name = make_crawler(glue, db, lake.uri("logs/"), Classifiers=[grok, jpath],
-                        Targets={"S3Targets": [{"Path": lake.uri("logs/")}, {"Path": lake.uri("docs/")}]})
+    name = make_crawler(glue, db, lake.uri("logs/"), Classifiers=[grok, jpath, xml],
+                        Targets={"S3Targets": [{"Path": lake.uri("logs/")}, {"Path": lake.uri("docs/")},
+                                               {"Path": lake.uri("xml/")}]})
     c = crawl(glue, name)
     assert c["LastCrawl"]["Status"] == "SUCCEEDED", c["LastCrawl"]
     logs_table = table(glue, db, "logs")
@@ -465,7 +469,12 @@ def test_grok_and_json_path_classifiers(glue, db, lake):
     docs = table(glue, db, "docs")
     assert docs["Parameters"]["classification"] == "json" and docs["Parameters"]["jsonPath"] == "$.records[*]"
     assert columns(docs) == [("a", "int"), ("b", "string")]
-    for n in (grok, jpath):
+    orders = table(glue, db, "xml")
+    assert orders["Parameters"]["classification"] == "xml" and orders["Parameters"]["rowTag"] == "order"
+    assert columns(orders) == [("id", "bigint"), ("item", "string"), ("qty", "bigint"),
+                               ("tags", "struct<t:array<string>>")]
+    assert orders["Parameters"]["recordCount"] == "2"
+    for n in (grok, jpath, xml):
         glue.delete_classifier(Name=n)
 
 

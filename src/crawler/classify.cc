@@ -340,7 +340,13 @@ Result<CustomClassifier> CustomClassifier::FromDocument(const std::string& name,
     out.grok = std::make_shared<const GrokPattern>(std::move(pattern));
     return out;
   }
-  return Status::InvalidInput("XML classifiers are not applied yet");
+  if (doc.contains("XMLClassifier")) {
+    out.kind = Kind::kXml;
+    out.classification = doc["XMLClassifier"].value("Classification", "xml");
+    out.row_tag = doc["XMLClassifier"].value("RowTag", "");
+    return out;
+  }
+  return Status::InvalidInput("unknown classifier kind");
 }
 
 namespace {
@@ -361,6 +367,11 @@ Result<FileClass> ApplyCustom(const CustomClassifier& c, const std::string& samp
       out.serde_parameters["input.format"] = c.grok_pattern;
       if (!c.custom_patterns.empty()) out.serde_parameters["input.grokCustomPatterns"] = c.custom_patterns;
       out.parameters["grokPattern"] = c.grok_pattern;
+      break;
+    case CustomClassifier::Kind::kXml:
+      text = InferXml(sample, complete, c.row_tag, c.classification);
+      out.parameters["rowTag"] = c.row_tag;
+      out.serde_parameters["rowTag"] = c.row_tag;
       break;
   }
   OG_RETURN_NOT_OK(text.status());

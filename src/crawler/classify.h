@@ -50,17 +50,17 @@ class GrokPattern;
 
 // A custom classifier of the crawler (GetClassifier's document), ready to apply.
 struct CustomClassifier {
-  enum class Kind { kCsv, kJson, kGrok };
+  enum class Kind { kCsv, kJson, kGrok, kXml };
   Kind kind = Kind::kCsv;
   std::string name;
   CsvHints csv;
   std::string json_path;
-  std::string classification;  // grok
+  std::string classification;  // grok, xml
+  std::string row_tag;         // xml
   std::string grok_pattern, custom_patterns;
   std::shared_ptr<const GrokPattern> grok;
   // From a stored classifier document ({"CsvClassifier": {...}} etc.). InvalidInput for a
-  // grok pattern that does not compile; nullopt-like EntityNotFound-free: an XML classifier
-  // gives InvalidInput "not applied yet".
+  // grok pattern that does not compile.
   static Result<CustomClassifier> FromDocument(const std::string& name, const std::string& doc_text);
 };
 

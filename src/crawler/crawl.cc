@@ -213,10 +213,11 @@ Json StorageDescriptor(const TableSpec& spec, const Json& columns, const Json& p
                {"Parameters", {{"field.delim", delimiter}}}};
     }
   }
-  if (!spec.format.serde.empty()) {
+  if (!spec.format.serde.empty() || !spec.format.serde_parameters.empty()) {
     Json p = Json::object();
     for (const auto& [k, v] : spec.format.serde_parameters) p[k] = v;
-    serde = {{"SerializationLibrary", spec.format.serde}, {"Parameters", p}};
+    serde = {{"Parameters", p}};
+    if (!spec.format.serde.empty()) serde["SerializationLibrary"] = spec.format.serde;
   }
   return {{"Columns", columns},
           {"Location", spec.location},
@@ -526,13 +527,7 @@ CrawlOutcome RunCrawlBody(const Json& crawler, const CrawlContext& ctx) {
     if (!doc.ok()) return fail(doc.status().message());
     if (!*doc) return fail("Classifier " + cn + " does not exist");
     Result<CustomClassifier> made = CustomClassifier::FromDocument(cn, **doc);
-    if (!made.ok()) {
-      if (made.status().code() == StatusCode::kInvalidInput && StartsWith(made.status().message(), "XML")) {
-        log.Warn("Classifier " + cn + ": " + made.status().message());
-        continue;
-      }
-      return fail("Classifier " + cn + ": " + made.status().message());
-    }
+    if (!made.ok()) return fail("Classifier " + cn + ": " + made.status().message());
     custom.push_back(std::move(*made));
   }
 

@@ -102,6 +102,21 @@ TEST(InferJsonPath, SelectsTheRecords) {
   EXPECT_FALSE(InferJsonPath("{\"a\": 1}", true, "$..deep").ok());
 }
 
+TEST(InferXml, RowsAttributesChildrenAndArrays) {
+  auto r = InferXml(R"(<?xml version="1.0"?><orders><!-- c -->
+    <order id="1"><item>apple</item><price>1.5</price><tag>a</tag><tag>b</tag></order>
+    <order id="2"><item><![CDATA[pear]]></item><ship><city>Oslo</city></ship></order>
+    <order id="3"/>
+    <orderly>not a row</orderly>
+  </orders>)", true, "order", "xml");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->records, 2);  // the self-closing row is no record
+  EXPECT_EQ(Types(r->schema), "id:bigint,item:string,price:double,tag:array<string>,ship:struct<city:string>");
+  EXPECT_FALSE(InferXml("<a><b>1</b></a>", true, "row", "xml").ok());
+  EXPECT_FALSE(InferXml("<row><b>1</c></row>", true, "row", "xml").ok());
+  EXPECT_FALSE(InferXml("<row>", true, "row", "xml").ok());
+}
+
 TEST(Grok, FieldsTypesAndMatching) {
   auto g = GrokPattern::Make("%{TIMESTAMP_ISO8601:ts} %{LOGLEVEL:level} %{INT:code:int} %{MYWORD:who}: %{GREEDYDATA:msg}",
                              "MYWORD [a-z]+\n");

@@ -499,6 +499,139 @@ Result<TextSample> InferJsonPath(std::string_view text, bool complete, const std
   return out;
 }
 
+// ---- XML -------------------------------------------------------------------------------------
+
+namespace {
+
+bool NameChar(char c) {
+  unsigned char u = static_cast<unsigned char>(c);
+  return std::isalnum(u) || c == '_' || c == '-' || c == '.' || c == ':' || u >= 0x80;
+}
+
+// Parses the element starting at `*pos` (at '<') into a type: attributes and children are struct
+// fields, text alone a scalar. Returns false on malformed input. `depth` bounds recursion.
+bool XmlElement(std::string_view s, size_t* pos, std::string* name, DataType* type, int depth) {
+  if (depth > 64 || *pos >= s.size() || s[*pos] != '<') return false;
+  size_t i = *pos + 1;
+  size_t start = i;
+  while (i < s.size() && NameChar(s[i])) ++i;
+  if (i == start) return false;
+  *name = std::string(s.substr(start, i - start));
+  DataType fields = DataType::Of(Kind::kStruct);
+  auto add = [&](const std::string& field, const DataType& t) {
+    for (Field& f : fields.fields) {
+      if (f.name != field) continue;
+      // A repeated child is an array of its merged type.
+      if (f.type.kind != Kind::kArray) {
+        DataType array = DataType::Of(Kind::kArray);
+        array.element.push_back(f.type);
+        f.type = array;
+      }
+      f.type.element[0] = Widen(f.type.element[0], t);
+      return;
+    }
+    fields.fields.push_back(Field{field, t});
+  };
+  // Attributes.
+  for (;;) {
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    if (i >= s.size()) return false;
+    if (s[i] == '/' || s[i] == '>') break;
+    size_t a = i;
+    while (i < s.size() && NameChar(s[i])) ++i;
+    if (i == a) return false;
+    std::string attr(s.substr(a, i - a));
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    if (i >= s.size() || s[i] != '=') return false;
+    ++i;
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    if (i >= s.size() || (s[i] != '"' && s[i] != '\'')) return false;
+    char q = s[i];
+    size_t close = s.find(q, i + 1);
+    if (close == std::string_view::npos) return false;
+    add(attr, ValueType(std::string(s.substr(i + 1, close - i - 1))));
+    i = close + 1;
+  }
+  if (s[i] == '/') {  // self-closing
+    if (i + 1 >= s.size() || s[i + 1] != '>') return false;
+    *pos = i + 2;
+    *type = fields.fields.empty() ? DataType::Of(Kind::kNull) : fields;
+    return true;
+  }
+  ++i;  // '>'
+  std::string text;
+  for (;;) {
+    size_t lt = s.find('<', i);
+    if (lt == std::string_view::npos) return false;
+    text.append(s.substr(i, lt - i));
+    if (s.substr(lt, 4) == "<!--") {
+      size_t end = s.find("-->", lt);
+      if (end == std::string_view::npos) return false;
+      i = end + 3;
+    } else if (s.substr(lt, 9) == "<![CDATA[") {
+      size_t end = s.find("]]>", lt);
+      if (end == std::string_view::npos) return false;
+      text.append(s.substr(lt + 9, end - lt - 9));
+      i = end + 3;
+    } else if (s.substr(lt, 2) == "</") {
+      size_t end = s.find('>', lt);
+      if (end == std::string_view::npos || s.substr(lt + 2, end - lt - 2) != *name) return false;
+      *pos = end + 1;
+      break;
+    } else {
+      size_t child_pos = lt;
+      std::string child;
+      DataType child_type;
+      if (!XmlElement(s, &child_pos, &child, &child_type, depth + 1)) return false;
+      add(child, child_type);
+      i = child_pos;
+    }
+  }
+  if (fields.fields.empty()) *type = ValueType(text);
+  else *type = fields;
+  return true;
+}
+
+}  // namespace
+
+Result<TextSample> InferXml(std::string_view text, bool complete, const std::string& row_tag,
+                            const std::string& classification) {
+  if (row_tag.empty()) return Status::InvalidInput("the XML classifier has no RowTag");
+  if (LooksBinary(WholeLines(text, complete))) return Status::InvalidInput("binary content (not UTF-8 text)");
+  const std::string open = "<" + row_tag;
+  DataType merged = DataType::Of(Kind::kStruct);
+  TextSample out;
+  out.classification = classification;
+  size_t pos = 0;
+  while (out.records < kSampleRecords) {
+    size_t at = text.find(open, pos);
+    if (at == std::string_view::npos) break;
+    size_t after = at + open.size();
+    if (after < text.size() && NameChar(text[after])) {  // a longer tag name
+      pos = after;
+      continue;
+    }
+    size_t end = at;
+    std::string name;
+    DataType type;
+    if (!XmlElement(text, &end, &name, &type, 0)) break;  // malformed, or cut by the sample's end
+    pos = end;
+    if (text.substr(end - 2, 2) == "/>") continue;  // self-closing: no record
+    if (type.kind != Kind::kStruct) {
+      DataType single = DataType::Of(Kind::kStruct);
+      if (type.kind != Kind::kNull) single.fields.push_back(Field{"value", type});
+      type = single;
+    }
+    merged = Widen(merged, type);
+    ++out.records;
+    out.sample_bytes = static_cast<int64_t>(end);
+  }
+  if (out.records == 0) return Status::InvalidInput("no <" + row_tag + "> element with a closing tag");
+  ResolveNulls(&merged);
+  for (Field& f : merged.fields) out.schema.push_back(Column{f.name, f.type});
+  return out;
+}
+
 Result<TextSample> InferJson(std::string_view text, bool complete) {
   std::string_view body = text;
   if (LooksBinary(WholeLines(text, complete))) return Status::InvalidInput("binary content (not UTF-8 text)");

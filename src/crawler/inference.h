@@ -106,6 +106,13 @@ Result<TextSample> InferJson(std::string_view text, bool complete);
 // selects no object.
 Result<TextSample> InferJsonPath(std::string_view text, bool complete, const std::string& json_path);
 
+// A custom XML classifier: each `<row_tag ...>...</row_tag>` element of the sample is a record;
+// its attributes and child elements are the columns (a child with children is a struct, a
+// repeated child an array, text typed as CSV values are). A self-closing row element is no
+// record (as Glue). InvalidInput when the sample holds no such element.
+Result<TextSample> InferXml(std::string_view text, bool complete, const std::string& row_tag,
+                            const std::string& classification);
+
 // A folder or table name made safe the way Glue writes names: lowercase, every character other
 // than a-z, 0-9 and '_' replaced by '_'.
 std::string CatalogName(std::string_view name);

@@ -11,7 +11,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1 || size > 65536) return 0;
   std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
   const bool complete = data[0] & 1;
-  switch ((data[0] >> 1) % 4) {
+  switch ((data[0] >> 1) % 5) {
     case 0: (void)openglue::crawler::InferCsv(text, complete); break;
     case 1: (void)openglue::crawler::InferJson(text, complete); break;
     case 2: {
@@ -21,6 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       (void)openglue::crawler::InferJsonPath(text.substr(nl + 1), complete, std::string(text.substr(0, nl)));
       break;
     }
+    case 4: (void)openglue::crawler::InferXml(text, complete, "row", "xml"); break;
     default: {
       // "pattern\n lines"
       size_t nl = text.find('\n');
