@@ -497,3 +497,20 @@ def test_catalog_target_crawls_into_the_existing_table(glue, db, lake):
     glue.update_crawler(Name=name, Targets={"CatalogTargets": [{"DatabaseName": db, "Tables": ["missing"]}]})
     c = crawl(glue, name)
     assert c["LastCrawl"]["Status"] == "FAILED" and "missing" in c["LastCrawl"]["ErrorMessage"]
+
+
+def test_large_json_array_and_csv_files_are_sampled(glue, db, lake):
+    """Files larger than the 1 MB sample: a pretty-printed JSON array cut mid-record and a CSV
+    cut mid-line still classify; recordCount is estimated from the sample."""
+    records = [{"id": i, "name": f"n{i}", "nested": {"v": i * 0.5}} for i in range(30000)]
+    lake.put("big/json/a.json", json.dumps(records, indent=2))
+    lake.put("big/csv/a.csv", "id,name\n" + "".join(f"{i},name{i}\n" for i in range(150000)))
+    name = make_crawler(glue, db, lake.uri("big/"))
+    c = crawl(glue, name)
+    assert c["LastCrawl"]["Status"] == "SUCCEEDED" and "ErrorMessage" not in c["LastCrawl"], c["LastCrawl"]
+    j = table(glue, db, "json")
+    assert columns(j) == [("id", "int"), ("name", "string"), ("nested", "struct<v:double>")]
+    assert 20000 < int(j["Parameters"]["recordCount"]) < 40000
+    t = table(glue, db, "csv")
+    assert columns(t) == [("id", "bigint"), ("name", "string")]
+    assert 100000 < int(t["Parameters"]["recordCount"]) < 300000  # an estimate from the first records

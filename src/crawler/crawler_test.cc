@@ -89,6 +89,19 @@ TEST(InferJson, ArrayOfRecordsAndBadInput) {
   EXPECT_FALSE(InferJson("[1, 2, 3]", true).ok());
 }
 
+TEST(InferJson, PrettyPrintedAndCutSamples) {
+  // Pretty-printed records one after another; a cut array keeps its complete elements.
+  auto pretty = InferJson("{\n  \"a\": 1,\n  \"s\": \"}{\"\n}\n{\n  \"a\": 2\n}\n", true);
+  ASSERT_TRUE(pretty.ok()) << pretty.status().ToString();
+  EXPECT_EQ(Types(pretty->schema), "a:int,s:string");
+  EXPECT_EQ(pretty->records, 2);
+  auto cut = InferJson("[{\"a\": 1}, {\"a\": 2, \"b\": [1]}, {\"a\": 3, \"c", false);
+  ASSERT_TRUE(cut.ok()) << cut.status().ToString();
+  EXPECT_EQ(Types(cut->schema), "a:int,b:array<int>");
+  EXPECT_EQ(cut->records, 2);
+  EXPECT_FALSE(InferJson("{\"a\": 1}\n42\n", true).ok());
+}
+
 TEST(InferJsonPath, SelectsTheRecords) {
   auto r = InferJsonPath(R"({"meta": {"n": 2}, "records": [{"a": 1}, {"a": 2, "b": "x"}]})", true, "$.records[*]");
   ASSERT_TRUE(r.ok()) << r.status().ToString();

@@ -632,56 +632,73 @@ Result<TextSample> InferXml(std::string_view text, bool complete, const std::str
   return out;
 }
 
-Result<TextSample> InferJson(std::string_view text, bool complete) {
-  std::string_view body = text;
-  if (LooksBinary(WholeLines(text, complete))) return Status::InvalidInput("binary content (not UTF-8 text)");
-  std::string trimmed = Trim(body);
-  if (trimmed.empty()) return Status::InvalidInput("empty file");
-  std::vector<OrderedJson> records;
-  int64_t sample_bytes = 0;
-  if (trimmed[0] == '[' || (complete && trimmed[0] == '{')) {
-    // One document: an array of records or a single (possibly pretty-printed) record.
-    OrderedJson doc = ParseOrdered(trimmed);
-    if (!doc.is_discarded()) {
-      if (doc.is_array()) {
-        for (OrderedJson& r : doc) {
-          if (records.size() >= static_cast<size_t>(kSampleRecords)) break;
-          records.push_back(std::move(r));
-        }
-      } else {
-        records.push_back(std::move(doc));
+namespace {
+
+// The complete JSON objects and arrays of `text` from `pos` on, by bracket depth outside
+// strings: top-level values separated by whitespace (JSON lines, concatenated pretty-printed
+// records) or, with `in_array`, the elements of an array up to its ']'. A value cut by the end
+// of the sample ends the scan (of a `complete` text, it is malformed). False when a value is a
+// scalar (not a record) or malformed.
+bool ScanValues(std::string_view text, size_t pos, bool in_array, bool complete,
+                std::vector<std::pair<size_t, size_t>>* out) {
+  size_t i = pos;
+  while (out->size() < static_cast<size_t>(kSampleRecords)) {
+    while (i < text.size() && (std::isspace(static_cast<unsigned char>(text[i])) || (in_array && text[i] == ',')))
+      ++i;
+    if (i >= text.size()) return !(in_array && complete);  // a complete array ends with ']'
+    if (in_array && text[i] == ']') return true;
+    if (text[i] != '{' && text[i] != '[') return false;
+    int64_t depth = 0;
+    bool in_string = false, escaped = false;
+    size_t j = i;
+    for (; j < text.size(); ++j) {
+      char c = text[j];
+      if (in_string) {
+        if (escaped) escaped = false;
+        else if (c == '\\') escaped = true;
+        else if (c == '"') in_string = false;
+      } else if (c == '"') {
+        in_string = true;
+      } else if (c == '{' || c == '[') {
+        ++depth;
+      } else if (c == '}' || c == ']') {
+        if (--depth == 0) break;
       }
-      sample_bytes = static_cast<int64_t>(text.size());
     }
+    if (j >= text.size()) return !complete;  // cut by the sample's end
+    out->emplace_back(i, j + 1);
+    i = j + 1;
   }
-  if (records.empty() && trimmed[0] == '{') {
-    // JSON lines.
-    std::string_view lines = WholeLines(text, complete);
-    size_t pos = 0;
-    while (pos < lines.size() && records.size() < static_cast<size_t>(kSampleRecords)) {
-      size_t nl = lines.find('\n', pos);
-      size_t end = nl == std::string_view::npos ? lines.size() : nl;
-      std::string line = Trim(lines.substr(pos, end - pos));
-      pos = end + 1;
-      if (line.empty()) continue;
-      OrderedJson record = ParseOrdered(line);
-      if (record.is_discarded()) return Status::InvalidInput("a line is not a JSON value");
-      records.push_back(std::move(record));
-      sample_bytes = static_cast<int64_t>(std::min(pos, lines.size()));
-    }
-  }
-  if (records.empty()) return Status::InvalidInput("no JSON record in the sample");
+  return true;
+}
+
+}  // namespace
+
+Result<TextSample> InferJson(std::string_view text, bool complete) {
+  if (LooksBinary(WholeLines(text, complete))) return Status::InvalidInput("binary content (not UTF-8 text)");
+  size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return Status::InvalidInput("empty file");
+  // One array of records (possibly cut by the sample's end), or records one after another.
+  std::vector<std::pair<size_t, size_t>> spans;
+  bool records_only = text[first] == '['
+                          ? ScanValues(text, first + 1, /*in_array=*/true, complete, &spans)
+                          : ScanValues(text, first, /*in_array=*/false, complete, &spans);
+  if (!records_only)
+    return Status::InvalidInput("not JSON records (a value that is not an object or array, or one that never closes)");
+  if (spans.empty()) return Status::InvalidInput("no complete JSON record in the sample");
   DataType merged;
-  for (const OrderedJson& r : records) {
-    if (!r.is_object()) return Status::InvalidInput("a JSON record is not an object");
-    merged = Widen(merged, JsonType(r, 0));
+  for (const auto& [begin, end] : spans) {
+    OrderedJson record = ParseOrdered(text.substr(begin, end - begin));
+    if (record.is_discarded()) return Status::InvalidInput("a record is not valid JSON");
+    if (!record.is_object()) return Status::InvalidInput("a JSON record is not an object");
+    merged = Widen(merged, JsonType(record, 0));
   }
   ResolveNulls(&merged);
   TextSample out;
   out.classification = "json";
   for (Field& f : merged.fields) out.schema.push_back(Column{f.name, f.type});
-  out.records = static_cast<int64_t>(records.size());
-  out.sample_bytes = sample_bytes;
+  out.records = static_cast<int64_t>(spans.size());
+  out.sample_bytes = static_cast<int64_t>(spans.back().second);
   return out;
 }
 
