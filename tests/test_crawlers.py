@@ -514,3 +514,22 @@ def test_large_json_array_and_csv_files_are_sampled(glue, db, lake):
     t = table(glue, db, "csv")
     assert columns(t) == [("id", "bigint"), ("name", "string")]
     assert 100000 < int(t["Parameters"]["recordCount"]) < 300000  # an estimate from the first records
+
+
+def test_partitions_inherit_the_updated_table_schema(glue, db, lake):
+    for k in (1, 2):
+        lake.put(f"inh/k={k}/a.csv", "a,b\n1,x\n")
+    name = make_crawler(glue, db, lake.uri("inh/"), Configuration=json.dumps(
+        {"Version": 1.0, "CrawlerOutput": {"Partitions": {"AddOrUpdateBehavior": "InheritFromTable"}}}))
+    crawl(glue, name)
+    for k in (1, 2):
+        lake.put(f"inh/k={k}/a.csv", "a,b,c\n1,x,2.5\n")
+    lake.put("inh/k=3/a.csv", "a,b,c\n1,x,2.5\n")
+    assert crawl(glue, name)["LastCrawl"]["Status"] == "SUCCEEDED"
+    assert columns(table(glue, db, "inh")) == [("a", "bigint"), ("b", "string"), ("c", "double")]
+    for k in ("1", "2", "3"):
+        p = glue.get_partition(DatabaseName=db, TableName="inh", PartitionValues=[k])["Partition"]
+        assert [c["Name"] for c in p["StorageDescriptor"]["Columns"]] == ["a", "b", "c"]
+        assert p["StorageDescriptor"]["Location"] == lake.uri(f"inh/k={k}/")
+    summary = json.loads(glue.list_crawls(CrawlerName=name)["Crawls"][0]["Summary"])
+    assert summary["PARTITION"]["UPDATE"]["Count"] == 2 and summary["PARTITION"]["ADD"]["Count"] == 1

@@ -287,6 +287,7 @@ class Writer {
     Json keys = Json::array();
     for (const std::string& k : spec.keys) keys.push_back({{"Name", k}, {"Type", "string"}});
     Json sd;
+    bool updated = false;
     if (!existing) {
       sd = StorageDescriptor(spec, columns, params);
       Json input = {{"Name", spec.name}, {"StorageDescriptor", sd}, {"PartitionKeys", keys},
@@ -322,28 +323,51 @@ class Writer {
                       {"TableType", "EXTERNAL_TABLE"}, {"Parameters", params}, {"Retention", 0}};
         OG_RETURN_NOT_OK(ctx_.catalog->UpdateTable({{"DatabaseName", database_}, {"TableInput", input}}).status());
         ++out_->tables_updated;
+        updated = true;
         ctx_.log->Info("Updated table " + spec.name + " in database " + database_);
       } else {
         sd = old_sd;
       }
     }
-    return WritePartitions(spec.name, sd, partitions, full);
+    return WritePartitions(spec.name, sd, partitions, full, updated && config_.inherit_from_table);
   }
 
+  // `inherit`: the table's schema changed and CrawlerOutput.Partitions says InheritFromTable:
+  // existing partitions take the table's StorageDescriptor too (keeping their Location).
   Status WritePartitions(const std::string& table, const Json& sd,
                          const std::vector<std::pair<std::vector<std::string>, std::string>>& partitions,
-                         bool full) {
+                         bool full, bool inherit = false) {
     if (partitions.empty() || (partitions.size() == 1 && partitions[0].first.empty())) return Status::OK();
     std::set<std::vector<std::string>> existing;
     Json request = {{"DatabaseName", database_}, {"TableName", table}};
+    Json updates = Json::array();
     for (;;) {
       OG_ASSIGN_OR_RETURN(Json page, ctx_.catalog->GetPartitions(request));
-      for (const Json& p : page.value("Partitions", Json::array()))
+      for (const Json& p : page.value("Partitions", Json::array())) {
         existing.insert(p.value("Values", std::vector<std::string>()));
+        if (inherit) {
+          Json psd = sd;
+          psd["Location"] = p.value("StorageDescriptor", Json::object()).value("Location", "");
+          updates.push_back({{"PartitionValueList", p.value("Values", Json::array())},
+                             {"PartitionInput", {{"Values", p.value("Values", Json::array())},
+                                                 {"StorageDescriptor", psd},
+                                                 {"Parameters", p.value("Parameters", Json::object())}}}});
+        }
+      }
       std::string token = page.value("NextToken", "");
       if (token.empty()) break;
       request["NextToken"] = token;
     }
+    for (size_t i = 0; i < updates.size(); i += 100) {
+      Json part = Json::array();
+      for (size_t j = i; j < std::min(updates.size(), i + 100); ++j) part.push_back(updates[j]);
+      OG_ASSIGN_OR_RETURN(Json response, ctx_.catalog->BatchUpdatePartition(
+                                             {{"DatabaseName", database_}, {"TableName", table}, {"Entries", part}}));
+      out_->partitions_updated += static_cast<int64_t>(part.size() - response.value("Errors", Json::array()).size());
+    }
+    if (!updates.empty())
+      ctx_.log->Info("Updated " + std::to_string(updates.size()) + " partition(s) of table " + table +
+                     " to the table's schema (InheritFromTable)");
     Json batch = Json::array();
     auto flush = [&]() -> Status {
       if (batch.empty()) return Status::OK();
