@@ -440,9 +440,16 @@ TEST_F(CrawlerServiceTest, StatesAndErrors) {
   EXPECT_EQ(service_->CreateCrawler(request).status().code(), StatusCode::kAlreadyExists);
   EXPECT_EQ(service_->StopCrawler({{"Name", "c"}}).status().code(), StatusCode::kCrawlerNotRunning);
   EXPECT_EQ(service_->StartCrawler({{"Name", "nope"}}).status().code(), StatusCode::kEntityNotFound);
+  // Every crawl's end reaches the listeners, after it is stored (the crawler is READY then).
+  std::vector<std::string> heard;
+  service_->AddCrawlEndListener([&](const std::string& name, const std::string& state) {
+    auto got = service_->GetCrawler({{"Name", name}});
+    heard.push_back(name + ":" + state + ":" + (got.ok() ? (*got)["Crawler"].value("State", "") : "?"));
+  });
   Json crawler = Crawl("c");
   EXPECT_EQ(crawler["LastCrawl"]["Status"], "FAILED");
   EXPECT_EQ(crawler["LastCrawl"]["ErrorMessage"], "Database nodb not found");
+  EXPECT_EQ(heard, (std::vector<std::string>{"c:FAILED:READY"}));
   Json bad = request;
   bad["Name"] = "d";
   bad["RecrawlPolicy"] = {{"RecrawlBehavior", "CRAWL_NEW_FOLDERS_ONLY"}};
