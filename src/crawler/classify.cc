@@ -351,6 +351,17 @@ Result<CustomClassifier> CustomClassifier::FromDocument(const std::string& name,
 
 namespace {
 
+// What a text classifier found, into `out`.
+void TakeSample(TextSample text, FileClass* out) {
+  out->classification = std::move(text.classification);
+  out->schema = std::move(text.schema);
+  out->delimiter = text.delimiter;
+  out->header = text.header;
+  out->quoted = text.quoted;
+  out->records = text.records;
+  out->records_sample_bytes = text.sample_bytes;
+}
+
 // A custom classifier applied to a text sample.
 Result<FileClass> ApplyCustom(const CustomClassifier& c, const std::string& sample, bool complete) {
   FileClass out;
@@ -375,14 +386,8 @@ Result<FileClass> ApplyCustom(const CustomClassifier& c, const std::string& samp
       break;
   }
   OG_RETURN_NOT_OK(text.status());
-  out.classification = text->classification;
+  TakeSample(std::move(*text), &out);
   out.classifier = c.name;
-  out.schema = std::move(text->schema);
-  out.delimiter = text->delimiter;
-  out.header = text->header;
-  out.quoted = text->quoted;
-  out.records = text->records;
-  out.records_sample_bytes = text->sample_bytes;
   return out;
 }
 
@@ -435,13 +440,7 @@ Result<FileClass> ClassifyObject(storage::ObjectStore* store, const std::string&
       text = std::move(csv);
     }
     FileClass built_in;
-    built_in.classification = text->classification;
-    built_in.schema = std::move(text->schema);
-    built_in.delimiter = text->delimiter;
-    built_in.header = text->header;
-    built_in.quoted = text->quoted;
-    built_in.records = text->records;
-    built_in.records_sample_bytes = text->sample_bytes;
+    TakeSample(std::move(*text), &built_in);
     found = std::move(built_in);
   }
   FileClass out = std::move(*found);
