@@ -422,6 +422,39 @@ class Writer {
     return Status::OK();
   }
 
+  // A table of a database reached through a JDBC connection: created, or updated as
+  // UpdateBehavior says.
+  Status WriteJdbcTable(const std::string& name, const std::string& location, const std::string& connection,
+                        const std::string& vendor, const Json& columns) {
+    OG_ASSIGN_OR_RETURN(std::optional<Json> existing, GetTable(name));
+    Json params = {{"classification", vendor}, {"connectionName", connection}, {"typeOfData", "table"},
+                   {"UPDATED_BY_CRAWLER", name_}, {"CrawlerSchemaSerializerVersion", "1.0"},
+                   {"CrawlerSchemaDeserializerVersion", "1.0"}};
+    Json input = {{"Name", name},
+                  {"StorageDescriptor", {{"Columns", columns}, {"Location", location}, {"Compressed", false},
+                                         {"NumberOfBuckets", -1}, {"Parameters", params},
+                                         {"SerdeInfo", {{"Parameters", Json::object()}}}}},
+                  {"PartitionKeys", Json::array()}, {"TableType", "EXTERNAL_TABLE"}, {"Parameters", params}};
+    if (!existing) {
+      OG_RETURN_NOT_OK(ctx_.catalog->CreateTable({{"DatabaseName", database_}, {"TableInput", input}}).status());
+      ++out_->tables_created;
+      ctx_.log->Info("Created table " + name + " in database " + database_);
+      return Status::OK();
+    }
+    Json old_sd = existing->value("StorageDescriptor", Json::object());
+    bool changed = old_sd.value("Columns", Json::array()) != columns || old_sd.value("Location", "") != location ||
+                   existing->value("Parameters", Json::object()).contains("DEPRECATED_BY_CRAWLER");
+    if (!changed) return Status::OK();
+    if (update_ == "LOG") {
+      ctx_.log->Warn("Table " + name + " in database " + database_ + ": the schema changed; not applied (UpdateBehavior LOG)");
+      return Status::OK();
+    }
+    OG_RETURN_NOT_OK(ctx_.catalog->UpdateTable({{"DatabaseName", database_}, {"TableInput", input}}).status());
+    ++out_->tables_updated;
+    ctx_.log->Info("Updated table " + name + " in database " + database_);
+    return Status::OK();
+  }
+
   // A table this crawler drew before whose data is gone: DeleteBehavior.
   Status RetireTable(const std::string& table) {
     OG_ASSIGN_OR_RETURN(std::optional<Json> existing, GetTable(table));
@@ -512,10 +545,12 @@ CrawlOutcome RunCrawlBody(const Json& crawler, const CrawlContext& ctx) {
   const std::string database = crawler.value("DatabaseName", "");
   const Json targets_doc = crawler.value("Targets", Json::object());
   for (const auto& [kind, list] : targets_doc.items()) {
-    if (kind != "S3Targets" && kind != "CatalogTargets" && list.is_array() && !list.empty())
-      return fail(kind + " are not crawled by OpenGlue yet (only S3Targets and CatalogTargets)");
+    if (kind != "S3Targets" && kind != "CatalogTargets" && kind != "JdbcTargets" && list.is_array() &&
+        !list.empty())
+      return fail(kind + " are not crawled by OpenGlue yet (only S3Targets, JdbcTargets and CatalogTargets)");
   }
-  if (!targets_doc.value("S3Targets", Json::array()).empty()) {
+  if (!targets_doc.value("S3Targets", Json::array()).empty() ||
+      !targets_doc.value("JdbcTargets", Json::array()).empty()) {
     if (database.empty()) return fail("The crawler has no DatabaseName to write its tables to");
     if (Result<Json> db = ctx.catalog->GetDatabase({{"Name", database}}); !db.ok())
       return fail(db.status().code() == StatusCode::kEntityNotFound ? "Database " + database + " not found"
@@ -554,6 +589,43 @@ CrawlOutcome RunCrawlBody(const Json& crawler, const CrawlContext& ctx) {
     if (!made.ok()) return fail("Classifier " + cn + ": " + made.status().message());
     custom.push_back(std::move(*made));
   }
+
+  // JDBC targets: the tables of each target's database, through the connection it names.
+  struct JdbcTable {
+    std::string name, location, connection, vendor, target;
+    Json columns;
+  };
+  std::vector<JdbcTable> jdbc_tables;
+  for (const Json& t : targets_doc.value("JdbcTargets", Json::array())) {
+    std::string connection = t.value("ConnectionName", ""), path = t.value("Path", "");
+    Result<Json> conn = ctx.catalog->GetConnection({{"Name", connection}, {"HidePassword", false}});
+    if (!conn.ok()) return fail("JDBC target " + path + ": connection " + connection + ": " + conn.status().message());
+    Json props = (*conn)["Connection"].value("ConnectionProperties", Json::object());
+    if (!ctx.jdbc) return fail("JDBC targets need the server's Python runtime (awsglue.crawl_jdbc)");
+    Json request = {{"url", props.value("JDBC_CONNECTION_URL", "")}, {"user", props.value("USERNAME", "")},
+                    {"password", props.value("PASSWORD", "")}, {"path", path},
+                    {"exclusions", t.value("Exclusions", Json::array())}};
+    Result<Json> answer = ctx.jdbc(request);
+    if (!answer.ok()) return fail("JDBC target " + path + ": " + answer.status().message());
+    if (answer->contains("error")) return fail("JDBC target " + path + ": " + answer->value("error", ""));
+    std::string vendor = answer->value("vendor", "");
+    for (const Json& table : answer->value("tables", Json::array())) {
+      JdbcTable jt;
+      std::string db = table.value("database", ""), schema = table.value("schema", ""), tn = table.value("name", "");
+      jt.name = CatalogName(crawler.value("TablePrefix", "") + db + "_" + (schema.empty() ? "" : schema + "_") + tn);
+      jt.location = db + "." + (schema.empty() ? "" : schema + ".") + tn;
+      jt.connection = connection;
+      jt.vendor = vendor;
+      jt.target = "jdbc:" + connection + ":" + path;
+      jt.columns = Json::array();
+      for (const Json& c : table.value("columns", Json::array()))
+        jt.columns.push_back({{"Name", ToLower(c.value("name", ""))}, {"Type", c.value("type", "string")}});
+      jdbc_tables.push_back(std::move(jt));
+    }
+    log.Info("JDBC target " + path + " (connection " + connection + "): " +
+             std::to_string(answer->value("tables", Json::array()).size()) + " table(s)");
+  }
+  if (ctx.cancel->load()) return cancelled();
 
   // List.
   const int64_t list_start = ctx.clock->NowMillis();
@@ -783,7 +855,7 @@ CrawlOutcome RunCrawlBody(const Json& crawler, const CrawlContext& ctx) {
       outputs.push_back(std::move(o));
     }
   }
-  size_t table_count = outputs.size();
+  size_t table_count = outputs.size() + jdbc_tables.size();
   if (config.table_threshold > 0 && table_count > static_cast<size_t>(config.table_threshold))
     return fail("The number of tables detected by crawler: " + std::to_string(table_count) +
                 " is greater than the table threshold value provided: " +
@@ -821,8 +893,14 @@ CrawlOutcome RunCrawlBody(const Json& crawler, const CrawlContext& ctx) {
       new_state["tables"].push_back({{"name", o.spec.name}, {"target", o.target}, {"root", o.root}, {"keys", keys}});
     }
   }
-  // Tables drawn before: kept in the state (new-folders-only), or retired when their data is gone.
   writer.SetDatabase(database);
+  for (const JdbcTable& jt : jdbc_tables) {
+    Status st = writer.WriteJdbcTable(jt.name, jt.location, jt.connection, jt.vendor, jt.columns);
+    if (!st.ok()) return fail("Writing table " + jt.name + ": " + st.message());
+    written.insert(jt.name);
+    new_state["tables"].push_back({{"name", jt.name}, {"target", jt.target}, {"root", ""}, {"keys", Json::array()}});
+  }
+  // Tables drawn before: kept in the state (new-folders-only), or retired when their data is gone.
   for (const Json& t : old_tables) {
     std::string table = t.value("name", "");
     if (written.count(table) && !new_only) continue;

@@ -70,6 +70,7 @@ struct CrawlContext {
   const std::atomic<bool>* cancel;
   CrawlLog* log;
   int classify_threads = 4;
+  JdbcSchemas jdbc;
 };
 
 struct CrawlOutcome {

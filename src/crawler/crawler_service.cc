@@ -417,7 +417,7 @@ void CrawlerService::RunCrawl(std::string name, std::string crawl_id,
       crawler = *loaded;
       crawl_start_ms = crawler.value("_crawl_start_ms", start_ms);
       CrawlContext context{store_, catalog_, objects_, clock_, cancel.get(), &log,
-                           options_.classify_threads};
+                           options_.classify_threads, options_.jdbc};
       outcome = RunCrawlBody(crawler, context);
     }
   } catch (const std::exception& e) {

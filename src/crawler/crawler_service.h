@@ -47,6 +47,12 @@ namespace openglue::crawler {
 // stream and makes them readable. Null: lines are dropped.
 using CrawlLogWriter = std::function<void(const std::string& stream, const std::vector<std::string>& lines)>;
 
+// Discovers the tables of a JDBC target: `request` is {"url", "user", "password", "path",
+// "exclusions"}; the answer {"vendor", "tables": [{"database", "schema", "name", "columns":
+// [{"name", "type"}]}]} or {"error": message}. The server runs the runtime's
+// awsglue.crawl_jdbc for it (database drivers are Python's); tests may give their own.
+using JdbcSchemas = std::function<Result<Json>(const Json& request)>;
+
 struct CrawlerServiceOptions {
   std::string region = "us-east-1";
   std::string account_id = "000000000000";
@@ -56,6 +62,7 @@ struct CrawlerServiceOptions {
   std::string data_dir;
   CrawlLogWriter log;
   int classify_threads = 4;  // files classified in parallel within one crawl
+  JdbcSchemas jdbc;          // null: a crawl with a JDBC target fails saying so
 };
 
 // The final state of a crawl as triggers see it: "SUCCEEDED", "FAILED" or "CANCELLED".
