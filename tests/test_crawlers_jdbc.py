@@ -3,7 +3,6 @@ through a Glue connection, written as the JDBC catalog tables from_catalog reads
 docs/crawlers.md."""
 import json
 
-from conftest import raises_glue  # noqa: F401
 from dbkit import anydb, maria, pg  # noqa: F401
 from jobkit import kit, log_messages, unique  # noqa: F401
 from test_crawlers import crawl
