@@ -4,6 +4,7 @@ of job runs and workflow runs with deadlines."""
 import json
 import os
 import time
+import uuid
 
 import pytest
 
@@ -46,7 +47,7 @@ class SchedKit:
         self.glue = glue
         self.out = str(out)
         self.script = write_script(server, TRACE)
-        self.jobs, self.triggers, self.workflows = [], [], []
+        self.jobs, self.triggers, self.workflows, self.crawlers = [], [], [], []
 
     def job(self, name=None, **arguments):
         name = name or unique("job")
@@ -69,6 +70,22 @@ class SchedKit:
         self.glue.create_workflow(Name=name, **kwargs)
         self.workflows.append(name)
         return name
+
+    def crawler(self, rows=2):
+        """A crawler over a JSON folder of `rows` rows in the embedded store, into a new
+        database; returns (crawler name, database)."""
+        bucket = "wf-lake-" + uuid.uuid4().hex[:10]  # a valid bucket name
+        folder = os.path.join(self.server.data_dir, "s3", bucket, "events")
+        os.makedirs(folder)
+        with open(os.path.join(folder, "part-0.json"), "w") as f:
+            for i in range(rows):
+                f.write(json.dumps({"id": i, "name": "n%d" % i}) + "\n")
+        database, name = unique("wfdb"), unique("crawler")
+        self.glue.create_database(DatabaseInput={"Name": database})
+        self.glue.create_crawler(Name=name, Role="local", DatabaseName=database,
+                                 Targets={"S3Targets": [{"Path": f"s3://{bucket}/events/"}]})
+        self.crawlers.append(name)
+        return name, database
 
     def traces(self, job):
         """The recorded arguments of every run of `job` that reached its trace line."""
@@ -108,7 +125,8 @@ class SchedKit:
 
     def close(self):
         for call, names, key in ((self.glue.delete_trigger, self.triggers, "Name"),
-                                 (self.glue.delete_workflow, self.workflows, "Name")):
+                                 (self.glue.delete_workflow, self.workflows, "Name"),
+                                 (self.glue.delete_crawler, self.crawlers, "Name")):
             for name in names:
                 try:
                     call(**{key: name})

@@ -197,17 +197,22 @@ def test_event_trigger_is_stored_but_inert(kit):
 def test_crawler_actions_and_conditions_are_stored(kit):
     glue = kit.glue
     job = kit.job()
-    name = kit.trigger(Type="CONDITIONAL", Actions=[{"CrawlerName": "raw_crawler"}],
+    crawler, _ = kit.crawler()
+    other, _ = kit.crawler()
+    name = kit.trigger(Type="CONDITIONAL", Actions=[{"CrawlerName": crawler}],
                        Predicate={"Conditions": [{"LogicalOperator": "EQUALS",
-                                                  "CrawlerName": "first", "CrawlState": "SUCCEEDED"},
+                                                  "CrawlerName": other, "CrawlState": "SUCCEEDED"},
                                                  {"LogicalOperator": "EQUALS",
                                                   "JobName": job, "State": "SUCCEEDED"}]})
     trigger = glue.get_trigger(Name=name)["Trigger"]
-    assert trigger["Actions"] == [{"CrawlerName": "raw_crawler"}]
+    assert trigger["Actions"] == [{"CrawlerName": crawler}]
     assert trigger["Predicate"]["Conditions"][0]["CrawlState"] == "SUCCEEDED"
+    with raises_glue("EntityNotFoundException", "no-such-crawler"):
+        glue.create_trigger(Name=unique("t"), Type="ON_DEMAND",
+                            Actions=[{"CrawlerName": "no-such-crawler"}])
     with raises_glue("InvalidInputException", "CrawlState"):
         glue.create_trigger(Name=unique("t"), Type="CONDITIONAL", Actions=[action(job)],
-                            Predicate={"Conditions": [{"CrawlerName": "x", "CrawlState": "RUNNING"}]})
+                            Predicate={"Conditions": [{"CrawlerName": crawler, "CrawlState": "RUNNING"}]})
     with raises_glue("InvalidInputException", "either"):
         glue.create_trigger(Name=unique("t"), Type="ON_DEMAND",
-                            Actions=[{"JobName": job, "CrawlerName": "x"}])
+                            Actions=[{"JobName": job, "CrawlerName": crawler}])

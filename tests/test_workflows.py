@@ -187,17 +187,47 @@ def test_deleted_job_and_crawler_action_show_their_errors_in_the_run(kit):
     glue = kit.glue
     wf = kit.workflow()
     gone = kit.job()
+    crawler, _ = kit.crawler()
     kit.trigger(WorkflowName=wf, Type="ON_DEMAND",
-                Actions=[{"JobName": gone}, {"CrawlerName": "raw_crawler"}])
+                Actions=[{"JobName": gone}, {"CrawlerName": crawler}])
     glue.delete_job(JobName=gone)
+    glue.delete_crawler(Name=crawler)
     run_id = glue.start_workflow_run(Name=wf)["RunId"]
     run = kit.wait_workflow_run(wf, run_id)
     assert run["Status"] == "COMPLETED"
     assert run["Statistics"]["ErroredActions"] == 2
     job_run = node(run["Graph"], "JOB", gone)["JobDetails"]["JobRuns"][0]
     assert job_run["JobRunState"] == "ERROR" and "not found" in job_run["ErrorMessage"]
-    crawl = node(run["Graph"], "CRAWLER", "raw_crawler")["CrawlerDetails"]["Crawls"][0]
-    assert crawl["State"] == "ERROR" and "Crawlers are not available" in crawl["ErrorMessage"]
+    crawl = node(run["Graph"], "CRAWLER", crawler)["CrawlerDetails"]["Crawls"][0]
+    assert crawl["State"] == "ERROR" and crawler in crawl["ErrorMessage"]
+
+
+def test_crawler_then_jobs_workflow_runs_the_crawl_and_the_jobs_after_it(kit):
+    """The issue's pipeline: crawler -> job -> two jobs in parallel -> job."""
+    glue = kit.glue
+    wf = kit.workflow()
+    crawler, database = kit.crawler(rows=3)
+    first, left, right, last = kit.job(), kit.job(), kit.job(), kit.job()
+    kit.trigger(WorkflowName=wf, Type="ON_DEMAND", Actions=[{"CrawlerName": crawler}])
+    kit.trigger(WorkflowName=wf, Type="CONDITIONAL", StartOnCreation=True,
+                Actions=[{"JobName": first}],
+                Predicate={"Conditions": [{"LogicalOperator": "EQUALS", "CrawlerName": crawler,
+                                           "CrawlState": "SUCCEEDED"}]})
+    after(kit, wf, [(first, "SUCCEEDED")], left, right)
+    after(kit, wf, [(left, "SUCCEEDED"), (right, "SUCCEEDED")], last)
+    run_id = glue.start_workflow_run(Name=wf)["RunId"]
+    run = kit.wait_workflow_run(wf, run_id, timeout=90)
+    assert run["Status"] == "COMPLETED", run
+    assert run["Statistics"]["TotalActions"] == 5 and run["Statistics"]["SucceededActions"] == 5
+    crawl = node(run["Graph"], "CRAWLER", crawler)["CrawlerDetails"]["Crawls"]
+    assert [c["State"] for c in crawl] == ["SUCCEEDED"]
+    for job in (first, left, right, last):
+        assert [r["JobRunState"] for r in kit.runs(job)] == ["SUCCEEDED"]
+    # The jobs after the crawl started after it ended, and the crawl made its table.
+    assert glue.get_crawler(Name=crawler)["Crawler"]["LastCrawl"]["Status"] == "SUCCEEDED"
+    tables = glue.get_tables(DatabaseName=database)["TableList"]
+    assert [t["Name"] for t in tables] == ["events"]
+    assert (crawler, first) not in edges(run["Graph"])  # a condition edge goes through a trigger
 
 
 def test_kill9_mid_workflow_finishes_the_run_without_doubling_a_job(srv, tmp_path):

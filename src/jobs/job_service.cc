@@ -420,13 +420,8 @@ Result<Json> JobService::ListJobs(const Json& request) {
   auto tagged = [&](const store::Row& row) -> Result<bool> {
     return resource::HasTags(txn.get(), JobArn(row.key), wanted_tags);
   };
-  OG_ASSIGN_OR_RETURN(resource::Page page, resource::ScanPage(txn.get(), kJob, "", request,
-                                                         resource::PageSize(request, 100), tagged));
-  Json names = Json::array();
-  for (const auto& row : page.rows) names.push_back(row.key);
-  Json response{{"JobNames", std::move(names)}};
-  if (!page.next_token.empty()) response["NextToken"] = page.next_token;
-  return response;
+  return resource::ListNames(txn.get(), kJob, request, resource::PageSize(request, 100),
+                             "JobNames", tagged);
 }
 
 Result<Json> JobService::BatchGetJobs(const Json& request) {

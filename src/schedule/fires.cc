@@ -3,9 +3,10 @@
 #include <exception>
 #include <set>
 
+#include "common/cron.h"
 #include "common/logging.h"
 #include "common/strings.h"
-#include "schedule/cron.h"
+#include "crawler/crawler_service.h"
 #include "schedule/schedule_store.h"
 #include "schedule/scheduler.h"
 
@@ -425,8 +426,53 @@ Status Scheduler::ProcessEvent(const std::string& run_id) {
 // ---------------------------------------------------------------------------------------------
 // Scheduled triggers
 
+namespace {
+
+using Schedules = std::map<std::string, std::pair<std::string, int64_t>>;
+
+// The next fire times of `loaded` (name -> (schedule, last fire)): an entry whose schedule did
+// not change keeps its pending time from `current`. Fires missed while the server was down are
+// not replayed (as in Glue).
+Schedules NextFires(const Schedules& loaded, const Schedules& current, int64_t now) {
+  Schedules next;
+  for (const auto& [name, entry] : loaded) {
+    auto it = current.find(name);
+    if (it != current.end() && it->second.first == entry.first) {
+      next[name] = it->second;
+      continue;
+    }
+    auto cron = CronSchedule::Parse(entry.first);
+    if (!cron.ok()) continue;
+    std::optional<int64_t> at = cron->NextAfter(std::max(now, entry.second));
+    if (at) next[name] = {entry.first, *at};
+  }
+  return next;
+}
+
+// After the fires of `due` (name, due time), each entry's next time (or none).
+void Advance(Schedules* schedules, const std::vector<std::pair<std::string, int64_t>>& due,
+             int64_t now_ms) {
+  for (const auto& [name, at] : due) {
+    auto it = schedules->find(name);
+    if (it == schedules->end()) continue;
+    auto cron = CronSchedule::Parse(it->second.first);
+    std::optional<int64_t> next = cron.ok() ? cron->NextAfter(std::max(at, now_ms)) : std::nullopt;
+    if (next) it->second.second = *next;
+    else schedules->erase(it);
+  }
+}
+
+std::vector<std::pair<std::string, int64_t>> Due(const Schedules& schedules, int64_t now_ms) {
+  std::vector<std::pair<std::string, int64_t>> due;
+  for (const auto& [name, entry] : schedules)
+    if (entry.second <= now_ms) due.emplace_back(name, entry.second);
+  return due;
+}
+
+}  // namespace
+
 Status Scheduler::ReloadSchedules() {
-  std::map<std::string, std::pair<std::string, int64_t>> loaded;  // name -> (schedule, last fire)
+  Schedules triggers, crawlers;  // name -> (schedule, last fire)
   {
     OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
     OG_ASSIGN_OR_RETURN(auto rows, txn->Scan(kTrigger, store::ScanOptions{}));
@@ -435,34 +481,58 @@ Status Scheduler::ReloadSchedules() {
       if (!trigger.is_object() || Str(trigger, "Type") != "SCHEDULED" ||
           Str(trigger, "State") != "ACTIVATED")
         continue;
-      loaded[row.key] = {Str(trigger, "Schedule"), Int(Obj(trigger, "_og"), "last_fire_ms", 0)};
+      triggers[row.key] = {Str(trigger, "Schedule"), Int(Obj(trigger, "_og"), "last_fire_ms", 0)};
+    }
+    if (options_.start_crawler) {
+      OG_ASSIGN_OR_RETURN(auto scheduled, crawler::ScheduledCrawlers(txn.get()));
+      for (const auto& c : scheduled) crawlers[c.name] = {c.expression, c.last_fire_ms};
     }
   }
   int64_t now = clock_->NowMillis();
   MutexLock lock(&mutex_);
-  std::map<std::string, std::pair<std::string, int64_t>> next;
-  for (const auto& [name, entry] : loaded) {
-    auto it = next_fire_.find(name);
-    if (it != next_fire_.end() && it->second.first == entry.first) {
-      next[name] = it->second;  // unchanged: keep its pending fire time
-      continue;
-    }
-    auto cron = CronSchedule::Parse(entry.first);
-    if (!cron.ok()) continue;
-    // Fires missed while the server was down are not replayed (as in Glue).
-    std::optional<int64_t> at = cron->NextAfter(std::max(now, entry.second));
-    if (at) next[name] = {entry.first, *at};
-  }
-  next_fire_ = std::move(next);
+  next_fire_ = NextFires(triggers, next_fire_, now);
+  crawler_next_fire_ = NextFires(crawlers, crawler_next_fire_, now);
   return Status::OK();
 }
 
-int64_t Scheduler::FireDueSchedules(int64_t now_ms) {
+bool Scheduler::FireDueCrawlerSchedules(int64_t now_ms) {
   std::vector<std::pair<std::string, int64_t>> due;
   {
     MutexLock lock(&mutex_);
-    for (const auto& [name, entry] : next_fire_)
-      if (entry.second <= now_ms) due.emplace_back(name, entry.second);
+    due = Due(crawler_next_fire_, now_ms);
+  }
+  if (due.empty()) return true;
+  // Claimed (the due time stored) before the crawl starts: a restart never starts a crawler
+  // twice for one due time; a crawler still running then skips that fire, as in Glue.
+  std::vector<std::string> claimed;
+  Status st = [&]() -> Status {
+    OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+    for (const auto& [name, at] : due) {
+      OG_ASSIGN_OR_RETURN(bool claim, crawler::ClaimScheduledCrawl(txn.get(), name, at));
+      if (claim) claimed.push_back(name);
+    }
+    return txn->Commit();
+  }();
+  if (!st.ok()) {
+    OG_LOG(kError, "crawler schedules not fired (tried again): " << st.message());
+    return false;
+  }
+  for (const std::string& name : claimed) {
+    Status started = options_.start_crawler(name);
+    if (!started.ok())
+      OG_LOG(kWarn, "the schedule of crawler " << name << " did not start a crawl: " << started.message());
+  }
+  MutexLock lock(&mutex_);
+  Advance(&crawler_next_fire_, due, now_ms);
+  return true;
+}
+
+int64_t Scheduler::FireDueSchedules(int64_t now_ms) {
+  if (!FireDueCrawlerSchedules(now_ms)) return now_ms + 1000;  // the store failed: retry soon
+  std::vector<std::pair<std::string, int64_t>> due;
+  {
+    MutexLock lock(&mutex_);
+    due = Due(next_fire_, now_ms);
   }
   if (!due.empty()) {
     // Every fire due now in one transaction: recorded together, before any action starts.
@@ -494,17 +564,11 @@ int64_t Scheduler::FireDueSchedules(int64_t now_ms) {
     }
   }
   MutexLock lock(&mutex_);
-  for (const auto& [name, at] : due) {
-    auto it = next_fire_.find(name);
-    if (it == next_fire_.end()) continue;
-    auto cron = CronSchedule::Parse(it->second.first);
-    std::optional<int64_t> next = cron.ok() ? cron->NextAfter(std::max(at, now_ms)) : std::nullopt;
-    if (next) it->second.second = *next;
-    else next_fire_.erase(it);
-  }
+  Advance(&next_fire_, due, now_ms);
   int64_t earliest = -1;
-  for (const auto& [name, entry] : next_fire_)
-    if (earliest < 0 || entry.second < earliest) earliest = entry.second;
+  for (const Schedules* schedules : {&next_fire_, &crawler_next_fire_})
+    for (const auto& [name, entry] : *schedules)
+      if (earliest < 0 || entry.second < earliest) earliest = entry.second;
   return earliest;
 }
 

@@ -138,6 +138,10 @@ class Scheduler {
   void Stop() EXCLUDES(mutex_);
   // Asks the thread for a pass now (a run ended, a fire was recorded, a trigger changed).
   void Wake() EXCLUDES(mutex_);
+  // A crawler's schedule may have changed (CrawlerServiceOptions::schedules_changed): the
+  // thread reloads the schedules it fires. Crawler schedules (StartCrawlerSchedule) fire here
+  // too, through SchedulerOptions::start_crawler, at most once per due minute.
+  void CrawlerSchedulesChanged() EXCLUDES(mutex_) { TriggersChanged(); }
 
  private:
   Scheduler(store::MetadataStore* store, const Clock* clock, Random* random,
@@ -149,6 +153,8 @@ class Scheduler {
   Status ProcessEvent(const std::string& run_id);
   Status ExecuteFires();
   int64_t FireDueSchedules(int64_t now_ms) EXCLUDES(mutex_);
+  // False when the store failed (the due schedules stay due).
+  bool FireDueCrawlerSchedules(int64_t now_ms) EXCLUDES(mutex_);
   Status ReloadSchedules() EXCLUDES(mutex_);
   // Records a fire of `trigger` in `txn`: actions get run ids (and the workflow arguments when
   // `workflow_run` is given, whose action list gains them). Returns the fire id.
@@ -189,6 +195,8 @@ class Scheduler {
   CondVar wake_;
   // Activated SCHEDULED triggers: name -> (schedule text, next fire ms).
   std::map<std::string, std::pair<std::string, int64_t>> next_fire_ GUARDED_BY(mutex_);
+  // SCHEDULED crawler schedules, the same way.
+  std::map<std::string, std::pair<std::string, int64_t>> crawler_next_fire_ GUARDED_BY(mutex_);
   bool schedules_dirty_ GUARDED_BY(mutex_) = true;
   bool woken_ GUARDED_BY(mutex_) = false;
   bool stopping_ GUARDED_BY(mutex_) = false;

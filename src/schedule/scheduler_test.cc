@@ -11,7 +11,9 @@
 #include <thread>
 #include <fstream>
 
-#include "schedule/cron.h"
+#include "catalog/catalog.h"
+#include "common/cron.h"
+#include "crawler/crawler_service.h"
 #include "schedule/schedule_store.h"
 #include "store/sqlite_store.h"
 
@@ -267,6 +269,56 @@ TEST_F(SchedulerTest, TheThreadCarriesOutFiresWhenWoken) {
   EXPECT_EQ(Runs("later").size(), 1u);
   scheduler_->Stop();
   scheduler_->Stop();  // twice is harmless
+}
+
+TEST_F(SchedulerTest, CrawlerSchedulesFireOncePerDueMinuteAndStopWhenStopped) {
+  auto catalog = catalog::Catalog::Make(store_.get(), &clock_, {});
+  ASSERT_TRUE(catalog.ok());
+  SeededRandom crawler_random(5);
+  auto crawlers = crawler::CrawlerService::Make(store_.get(), catalog->get(), &clock_,
+                                                &crawler_random, {});
+  ASSERT_TRUE(crawlers.ok());
+  Ok((*crawlers)->CreateCrawler(Json{{"Name", "nightly"}, {"Role", "local"},
+                                     {"DatabaseName", "db"},
+                                     {"Targets", {{"S3Targets", {{{"Path", "s3://lake/x/"}}}}}},
+                                     {"Schedule", "cron(15 10 * * ? *)"}}));
+  std::vector<std::string> started;
+  SchedulerOptions options;
+  options.start_crawler = [&started](const std::string& name) {
+    started.push_back(name);
+    return Status::OK();
+  };
+  MakeScheduler(options);
+  scheduler_->RunOnce();
+  EXPECT_TRUE(started.empty());  // 10:00:30: not due yet
+  clock_.Set(kStart + 14 * 60000 + 30000);  // 10:15:00
+  scheduler_->RunOnce();
+  scheduler_->RunOnce();
+  EXPECT_EQ(started, std::vector<std::string>{"nightly"});
+  // A restart within the minute does not start it again.
+  clock_.Advance(10000);
+  MakeScheduler(options);
+  scheduler_->RunOnce();
+  EXPECT_EQ(started.size(), 1u);
+  // The next day at 10:15 it fires again; after StopCrawlerSchedule it does not.
+  clock_.Set(kStart + 1440 * 60000 + 14 * 60000 + 30000);
+  scheduler_->RunOnce();
+  EXPECT_EQ(started.size(), 2u);
+  Ok((*crawlers)->StopCrawlerSchedule(Json{{"CrawlerName", "nightly"}}));
+  scheduler_->CrawlerSchedulesChanged();
+  clock_.Set(kStart + 2 * 1440 * 60000 + 14 * 60000 + 30000);
+  scheduler_->RunOnce();
+  EXPECT_EQ(started.size(), 2u);
+  EXPECT_EQ((*crawlers)->StopCrawlerSchedule(Json{{"CrawlerName", "nightly"}}).status().code(),
+            StatusCode::kSchedulerNotRunning);
+  Ok((*crawlers)->StartCrawlerSchedule(Json{{"CrawlerName", "nightly"}}));
+  EXPECT_EQ((*crawlers)->StartCrawlerSchedule(Json{{"CrawlerName", "nightly"}}).status().code(),
+            StatusCode::kSchedulerRunning);
+  EXPECT_EQ((*crawlers)->UpdateCrawlerSchedule(Json{{"CrawlerName", "nightly"},
+                                                    {"Schedule", "cron(15 25 * * ? *)"}})
+                .status()
+                .code(),
+            StatusCode::kInvalidInput);
 }
 
 }  // namespace

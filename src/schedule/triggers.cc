@@ -6,7 +6,7 @@
 #include "resource/paging.h"
 #include "resource/request.h"
 #include "resource/tags.h"
-#include "schedule/cron.h"
+#include "common/cron.h"
 #include "schedule/schedule_store.h"
 #include "schedule/scheduler.h"
 
@@ -166,14 +166,8 @@ Result<Json> Scheduler::ListTriggers(const Json& request) {
     if (!dependent.empty() && !StartsJob(ParseJson(row.doc), dependent)) return false;
     return resource::HasTags(txn.get(), TriggerArn(row.key), wanted_tags);
   };
-  OG_ASSIGN_OR_RETURN(resource::Page page,
-                      resource::ScanPage(txn.get(), kTrigger, "", request,
-                                         resource::PageSize(request, 100), keep));
-  Json names = Json::array();
-  for (const auto& row : page.rows) names.push_back(row.key);
-  Json response{{"TriggerNames", std::move(names)}};
-  if (!page.next_token.empty()) response["NextToken"] = page.next_token;
-  return response;
+  return resource::ListNames(txn.get(), kTrigger, request, resource::PageSize(request, 100),
+                             "TriggerNames", keep);
 }
 
 Result<Json> Scheduler::BatchGetTriggers(const Json& request) {

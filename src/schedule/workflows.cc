@@ -237,14 +237,8 @@ Result<Json> Scheduler::DeleteWorkflow(const Json& request) {
 
 Result<Json> Scheduler::ListWorkflows(const Json& request) {
   OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
-  OG_ASSIGN_OR_RETURN(resource::Page page,
-                      resource::ScanPage(txn.get(), kWorkflow, "", request,
-                                         std::min<int64_t>(resource::PageSize(request, 25), 25)));
-  Json names = Json::array();
-  for (const auto& row : page.rows) names.push_back(row.key);
-  Json response{{"Workflows", std::move(names)}};
-  if (!page.next_token.empty()) response["NextToken"] = page.next_token;
-  return response;
+  return resource::ListNames(txn.get(), kWorkflow, request,
+                             std::min<int64_t>(resource::PageSize(request, 25), 25), "Workflows");
 }
 
 Result<Json> Scheduler::BatchGetWorkflows(const Json& request) {

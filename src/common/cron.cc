@@ -1,4 +1,4 @@
-#include "schedule/cron.h"
+#include "common/cron.h"
 
 #include <algorithm>
 #include <cctype>
@@ -7,7 +7,7 @@
 
 #include "common/strings.h"
 
-namespace openglue::schedule {
+namespace openglue {
 namespace {
 
 constexpr const char* kFieldNames[] = {"Minutes", "Hours", "Day-of-month", "Month", "Day-of-week",
@@ -270,4 +270,4 @@ std::optional<int64_t> CronSchedule::NextAfter(int64_t after_ms) const {
   return std::nullopt;
 }
 
-}  // namespace openglue::schedule
+}  // namespace openglue

@@ -1,11 +1,11 @@
-#include "schedule/cron.h"
+#include "common/cron.h"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdio>
 
-namespace openglue::schedule {
+namespace openglue {
 namespace {
 
 // "YYYY-MM-DD HH:MM" (UTC) -> milliseconds since the epoch.
@@ -115,4 +115,4 @@ TEST(CronTest, AnExpressionThatNeverFiresIsAnsweredQuickly) {
 }
 
 }  // namespace
-}  // namespace openglue::schedule
+}  // namespace openglue

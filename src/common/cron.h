@@ -1,5 +1,5 @@
 // Glue's schedule expressions: `cron(Minutes Hours Day-of-month Month Day-of-week Year)`, always
-// in UTC, as SCHEDULED triggers carry them.
+// in UTC, as SCHEDULED triggers and crawler schedules carry them.
 //
 //   field          values                     special characters
 //   Minutes        0-59                       , - * /
@@ -24,7 +24,7 @@
 
 #include "common/status.h"
 
-namespace openglue::schedule {
+namespace openglue {
 
 inline constexpr int kCronFirstYear = 1970;
 inline constexpr int kCronLastYear = 2199;
@@ -74,4 +74,4 @@ int DaysInMonth(int year, int month);
 // 1 = Sunday ... 7 = Saturday, as the Day-of-week field counts.
 int DayOfWeek(int year, int month, int day);
 
-}  // namespace openglue::schedule
+}  // namespace openglue
