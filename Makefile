@@ -26,13 +26,14 @@ comma := ,
 export PATH := $(VENV)/bin:$(PATH)
 export VIRTUAL_ENV := $(VENV)
 
-.PHONY: all deps build test unit-test e2e-test demo bench bench-deps bench-jobs bench-etl bench-bookmarks docs clean help \
+.PHONY: all deps build test unit-test e2e-test demo demo-workflow bench bench-deps bench-jobs bench-schedule bench-etl bench-bookmarks docs clean help \
         sanitize tsan analyze fuzz fuzz-build kill9 ci
 
 all: build
 
 help:
 	@echo "make demo    install what is missing, build, start a server, run an example, stop it"
+	@echo "make demo-workflow  the same for a workflow: on demand, then on its schedule (docs/workflows.md)"
 	@echo "make test    install what is missing, build, run every test (unit + end-to-end)"
 	@echo "make build   build build/openglue"
 	@echo "make bench   run the catalog benchmark against OpenGlue and moto (docs/benchmarks.md)"
@@ -86,6 +87,10 @@ test: unit-test e2e-test
 demo: build
 	@OPENGLUE_BIN=$(CURDIR)/$(BUILD)/openglue bash examples/demo.sh
 
+# A workflow run on demand and on its schedule (docs/workflows.md); waits for the next minute.
+demo-workflow: build
+	@OPENGLUE_BIN=$(CURDIR)/$(BUILD)/openglue PYTHON=$(PYTHON) bash examples/workflow_demo.sh
+
 bench-deps: deps
 	@$(PYTHON) -m pip install -q --disable-pip-version-check -r bench/requirements.txt
 
@@ -94,6 +99,9 @@ bench: build bench-deps
 
 bench-jobs: build
 	@OPENGLUE_BIN=$(CURDIR)/$(BUILD)/openglue $(PYTHON) bench/jobs/run.py
+
+bench-schedule: build
+	@OPENGLUE_BIN=$(CURDIR)/$(BUILD)/openglue $(PYTHON) bench/schedule/run.py
 
 # BENCH_ETL_ARGS: e.g. --quick, --size-gb 1, --only pyarrow,duckdb (python3 bench/etl/run.py --help)
 bench-etl: build bench-deps

@@ -5,8 +5,12 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
 #include <set>
 #include <filesystem>
 #include <fstream>
@@ -21,7 +25,10 @@
 #include "api/service_model.h"
 #include "bookmarks/bookmark_service.h"
 #include "catalog/catalog.h"
+#include "crawler/crawler_service.h"
+#include "logs/layout.h"
 #include "resource/tags.h"
+#include "schedule/scheduler.h"
 #include "jobs/job_service.h"
 #include "jobs/process_launcher.h"
 #include "jobs/run_output.h"
@@ -82,6 +89,88 @@ const char* kServeUsageEnd = R"(  --help                          this text
 Clients: boto3.client("glue", endpoint_url="http://127.0.0.1:4690", region_name="us-east-1",
 aws_access_key_id="test", aws_secret_access_key="test")
 )";
+
+// Runs `argv` (with `extra_env` added to this process's environment), writes `input` to its
+// stdin and returns its stdout once it exits. Killed after `timeout_s`; at most 64 MiB of output.
+// For the crawler's JDBC schema discovery (awsglue.crawl_jdbc).
+openglue::Result<std::string> RunHelper(const std::vector<std::string>& argv,
+                                        const std::vector<std::string>& extra_env,
+                                        const std::string& input, int timeout_s) {
+  std::vector<std::string> env_strings;
+  for (char** e = environ; e && *e; ++e) env_strings.emplace_back(*e);
+  for (const std::string& e : extra_env) env_strings.push_back(e);
+  std::vector<char*> envp, args;
+  for (std::string& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_copy = argv;
+  for (std::string& a : argv_copy) args.push_back(a.data());
+  args.push_back(nullptr);
+  int in_pipe[2], out_pipe[2];
+  if (pipe2(in_pipe, O_CLOEXEC) != 0) return openglue::Status::Internal(std::string("pipe: ") + std::strerror(errno));
+  if (pipe2(out_pipe, O_CLOEXEC) != 0) {
+    close(in_pipe[0]);
+    close(in_pipe[1]);
+    return openglue::Status::Internal(std::string("pipe: ") + std::strerror(errno));
+  }
+  pid_t pid = fork();
+  if (pid < 0) {
+    for (int fd : {in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1]}) close(fd);
+    return openglue::Status::Internal(std::string("fork: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    dup2(in_pipe[0], 0);
+    dup2(out_pipe[1], 1);
+    execvpe(args[0], args.data(), envp.data());
+    _exit(127);
+  }
+  close(in_pipe[0]);
+  close(out_pipe[1]);
+  size_t written = 0;
+  while (written < input.size()) {
+    ssize_t n = write(in_pipe[1], input.data() + written, input.size() - written);
+    if (n <= 0) break;
+    written += static_cast<size_t>(n);
+  }
+  close(in_pipe[1]);
+  std::string output;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  bool timed_out = false;
+  char buffer[65536];
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      break;
+    }
+    struct pollfd pfd = {out_pipe[0], POLLIN, 0};
+    int ready = poll(&pfd, 1, static_cast<int>(left.count()));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) {
+      timed_out = ready == 0;
+      break;
+    }
+    ssize_t n = read(out_pipe[0], buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    output.append(buffer, static_cast<size_t>(n));
+    if (output.size() > (64u << 20)) {
+      timed_out = true;
+      break;
+    }
+  }
+  close(out_pipe[0]);
+  if (timed_out) kill(pid, SIGKILL);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (timed_out) return openglue::Status::Internal(argv.back() + " did not answer in time");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return openglue::Status::Internal(argv.back() + " failed (exit status " + std::to_string(status) + ")");
+  return output;
+}
 
 std::vector<std::string> Environment() {
   std::vector<std::string> out;
@@ -368,6 +457,13 @@ int Serve(int argc, char** argv) {
         authorizer.RemoveRun(id);
         if (s3 != nullptr) (void)s3->Revoke(id);
       }};
+  // Triggers and workflows hear of every job run that ends, in the run's own transaction; the
+  // scheduler, made after the job service, is woken once it exists.
+  schedule::Scheduler* scheduler_to_wake = nullptr;
+  job_options.run_ended.record = &schedule::RecordJobRunEnded;
+  job_options.run_ended.notify = [&scheduler_to_wake] {
+    if (scheduler_to_wake != nullptr) scheduler_to_wake->Wake();
+  };
   auto job_service = jobs::JobService::Make(store->get(), &clock, &random, launcher.get(),
                                             &run_output, run_credentials, job_options);
   if (!job_service.ok()) return Fail(job_service.status().message());
@@ -383,9 +479,92 @@ int Serve(int argc, char** argv) {
     return jobs::JobExists(txn, arn.resource);
   });
   router.RegisterLogs(logs->get());
+  // Crawlers: crawls run in the server; their logs are the group /aws-glue/crawlers (stream =
+  // crawler name), a log store of its own beside the jobs' one.
+  logs::LogStoreOptions crawler_log_options = log_options;
+  crawler_log_options.output_group = "/aws-glue/crawlers";
+  crawler_log_options.error_group = "";
+  auto crawler_logs = logs::LogStore::Make(config.data_dir + "/crawler-logs", &clock, crawler_log_options);
+  if (!crawler_logs.ok()) return Fail(crawler_logs.status().message());
+  crawler::CrawlerServiceOptions crawler_options;
+  crawler_options.region = config.region;
+  crawler_options.account_id = config.account_id;
+  crawler_options.data_dir = config.data_dir;
+  if (external_objects) crawler_options.objects = external_objects.get();
+  crawler_options.log = [store = crawler_logs->get()](const std::string& stream,
+                                                      const std::vector<std::string>& lines) {
+    if (!logs::ValidStreamName(stream)) return;
+    std::string path = store->StdoutPath(stream);
+    std::string text;
+    for (const std::string& line : lines) text += line + "\n";
+    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (fd < 0) return;
+    size_t done = 0;
+    while (done < text.size()) {
+      ssize_t n = write(fd, text.data() + done, text.size() - done);
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    close(fd);
+    store->Finish(stream);  // the lines become events now
+  };
+  // JDBC targets: the runtime's awsglue.crawl_jdbc reads the database's information_schema.
+  crawler_options.crawl_ended = &schedule::RecordCrawlEnded;
+  crawler_options.schedules_changed = [&scheduler_to_wake] {
+    if (scheduler_to_wake != nullptr) scheduler_to_wake->CrawlerSchedulesChanged();
+  };
+  crawler_options.jdbc = [python = config.python, runtime_path](const Json& request) -> Result<Json> {
+    OG_ASSIGN_OR_RETURN(std::string out, RunHelper({python, "-m", "awsglue.crawl_jdbc"},
+                                                   {"PYTHONPATH=" + runtime_path}, DumpJson(request), 120));
+    Json answer = ParseJson(out);
+    if (answer.is_discarded() || !answer.is_object())
+      return Status::Internal("awsglue.crawl_jdbc gave no JSON answer");
+    return answer;
+  };
+  auto crawler_service = crawler::CrawlerService::Make(store->get(), catalog->get(), &clock, &random,
+                                                       crawler_options);
+  if (!crawler_service.ok()) return Fail(crawler_service.status().message());
+  for (const auto& [name, method] : crawler::CrawlerService::Operations())
+    router.RegisterGlue(name, [svc = crawler_service->get(), method = method](const Json& request) {
+      return (svc->*method)(request);
+    });
+  router.RegisterLogs(crawler_logs->get());
+  tags.Register("crawler", [](store::Transaction* txn, const resource::Arn& arn) {
+    return crawler::CrawlerExists(txn, arn.resource);
+  });
+  // Triggers, schedules and workflows: job and crawler actions; a crawl's end reaches them
+  // through crawl_ended (in the crawl's own transaction) and wakes the scheduler.
+  schedule::SchedulerOptions schedule_options;
+  schedule_options.region = config.region;
+  schedule_options.account_id = config.account_id;
+  schedule_options.start_crawler = [crawlers = crawler_service->get()](const std::string& name) {
+    return crawlers->StartCrawl(name).status();
+  };
+  schedule_options.crawler_exists = [](store::Transaction* txn, const std::string& name) {
+    return crawler::CrawlerExists(txn, {"crawler", name});
+  };
+  auto scheduler = schedule::Scheduler::Make(store->get(), &clock, &random, job_service->get(),
+                                             schedule_options);
+  if (!scheduler.ok()) return Fail(scheduler.status().message());
+  for (const auto& [name, method] : schedule::Scheduler::Operations())
+    router.RegisterGlue(name, [s = scheduler->get(), m = method](const Json& request) {
+      return (s->*m)(request);
+    });
+  tags.Register("trigger", [](store::Transaction* txn, const resource::Arn& arn) {
+    return schedule::TriggerExists(txn, arn.resource);
+  });
+  tags.Register("workflow", [](store::Transaction* txn, const resource::Arn& arn) {
+    return schedule::WorkflowExists(txn, arn.resource);
+  });
+  scheduler_to_wake = scheduler->get();
+  (*crawler_service)->AddCrawlEndListener(
+      [s = scheduler->get()](const std::string&, const std::string&) { s->Wake(); });
+  if (!(st = (*crawler_service)->Recover()).ok()) return Fail(st.message());
   if (!(st = (*job_service)->Recover()).ok()) return Fail(st.message());
   (*logs)->Start();
+  (*crawler_logs)->Start();
   (*job_service)->Start();
+  (*scheduler)->Start();
   if (!config.port_file.empty()) {
     std::string tmp = config.port_file + ".tmp";
     std::ofstream(tmp) << port << "\n";
@@ -413,7 +592,10 @@ int Serve(int argc, char** argv) {
     (*server)->Stop();
   });
   st = (*server)->Serve();
+  (*scheduler)->Stop();
   (*job_service)->Stop();
+  (*crawler_service)->Stop();
+  (*crawler_logs)->Stop();
   (*logs)->Stop();
   if (s3_api) s3_api->Stop();
   // Wake the waiter if the server stopped on its own.
@@ -453,6 +635,8 @@ int ListOperations() {
   for (const auto& [name, method] : catalog::Catalog::Operations()) router.RegisterGlue(name, nullptr);
   for (const auto& [name, method] : jobs::JobService::Operations()) router.RegisterGlue(name, nullptr);
   for (const auto& [name, method] : resource::TagService::Operations()) router.RegisterGlue(name, nullptr);
+  for (const auto& [name, method] : schedule::Scheduler::Operations()) router.RegisterGlue(name, nullptr);
+  for (const auto& [name, method] : crawler::CrawlerService::Operations()) router.RegisterGlue(name, nullptr);
   for (const char* name : {"GetJobBookmark", "ResetJobBookmark"}) router.RegisterGlue(name, nullptr);
   for (const std::string& name : (*model)->OperationNames())
     std::cout << name << "\t" << (router.Implements(name) ? "implemented" : "not yet") << "\n";

@@ -17,7 +17,10 @@ def test_compatibility_table_lists_the_catalog_as_implemented():
     for op in ("CreateDatabase", "GetPartitions", "BatchCreatePartition", "CreatePartitionIndex",
                "SearchTables", "UpdateColumnStatisticsForPartition", "TagResource"):
         assert f"| {op} | implemented |" in text
-    assert "| StartCrawler | not yet |" in text
+    for op in ("CreateCrawler", "StartCrawler", "ListCrawls", "CreateClassifier",
+               "StartCrawlerSchedule", "CreateTrigger", "StartWorkflowRun"):
+        assert f"| {op} | implemented |" in text
+    assert "| CreateBlueprint | not yet |" in text
 
 
 def test_configuration_page_lists_every_key_of_serve_help():

@@ -1,5 +1,7 @@
 #include "api/router.h"
 
+#include <algorithm>
+
 #include "common/logging.h"
 #include "common/strings.h"
 
@@ -44,10 +46,37 @@ void Router::RegisterJobs(jobs::JobService* jobs) {
 }
 
 void Router::RegisterLogs(logs::LogStore* logs) {
-  logs_["DescribeLogGroups"] = [logs](const Json& r) { return logs->DescribeLogGroups(r); };
-  logs_["DescribeLogStreams"] = [logs](const Json& r) { return logs->DescribeLogStreams(r); };
-  logs_["GetLogEvents"] = [logs](const Json& r) { return logs->GetLogEvents(r); };
-  logs_["FilterLogEvents"] = [logs](const Json& r) { return logs->FilterLogEvents(r); };
+  log_stores_.push_back(logs);
+  const std::vector<logs::LogStore*>* stores = &log_stores_;
+  // Several stores serve disjoint groups: a request goes to the first that knows its group;
+  // DescribeLogGroups lists the groups of all, by name.
+  auto route = [stores](Result<Json> (logs::LogStore::*method)(const Json&)) {
+    return [stores, method](const Json& r) -> Result<Json> {
+      Result<Json> result = Status::EntityNotFound("The specified log group does not exist.");
+      for (logs::LogStore* store : *stores) {
+        result = (store->*method)(r);
+        if (result.ok() || result.status().code() != StatusCode::kEntityNotFound ||
+            result.status().message() != "The specified log group does not exist.")
+          break;
+      }
+      return result;
+    };
+  };
+  logs_["DescribeLogGroups"] = [stores](const Json& r) -> Result<Json> {
+    if (stores->size() == 1) return stores->front()->DescribeLogGroups(r);
+    Json groups = Json::array();
+    for (logs::LogStore* store : *stores) {
+      OG_ASSIGN_OR_RETURN(Json page, store->DescribeLogGroups(r));
+      for (Json& group : page["logGroups"]) groups.push_back(std::move(group));
+    }
+    std::sort(groups.begin(), groups.end(), [](const Json& a, const Json& b) {
+      return a.value("logGroupName", "") < b.value("logGroupName", "");
+    });
+    return Json{{"logGroups", std::move(groups)}};
+  };
+  logs_["DescribeLogStreams"] = route(&logs::LogStore::DescribeLogStreams);
+  logs_["GetLogEvents"] = route(&logs::LogStore::GetLogEvents);
+  logs_["FilterLogEvents"] = route(&logs::LogStore::FilterLogEvents);
 }
 
 namespace {

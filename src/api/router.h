@@ -57,6 +57,7 @@ class Router {
   // Registers the CloudWatch Logs subset (X-Amz-Target "Logs_20140328.<name>"). Its errors use
   // CloudWatch's names: ResourceNotFoundException, InvalidParameterException,
   // SerializationException.
+  // May be called once per store; each store serves its own log groups.
   void RegisterLogs(logs::LogStore* logs);
 
   // Installs the authorizer consulted for every known operation before its body is decoded.
@@ -86,6 +87,7 @@ class Router {
   };
   std::map<std::string, GlueOperation> glue_;
   std::map<std::string, Handler> logs_;
+  std::vector<logs::LogStore*> log_stores_;
   Authorizer authorizer_;
 };
 

@@ -24,6 +24,13 @@ const char* StatusCodeName(StatusCode code) {
     case StatusCode::kInvalidSignature: return "InvalidSignature";
     case StatusCode::kUnrecognizedClient: return "UnrecognizedClient";
     case StatusCode::kEncryption: return "Encryption";
+    case StatusCode::kIllegalWorkflowState: return "IllegalWorkflowState";
+    case StatusCode::kCrawlerRunning: return "CrawlerRunning";
+    case StatusCode::kCrawlerNotRunning: return "CrawlerNotRunning";
+    case StatusCode::kCrawlerStopping: return "CrawlerStopping";
+    case StatusCode::kNoSchedule: return "NoSchedule";
+    case StatusCode::kSchedulerRunning: return "SchedulerRunning";
+    case StatusCode::kSchedulerNotRunning: return "SchedulerNotRunning";
     case StatusCode::kInternal: return "Internal";
   }
   return "Unknown";
@@ -55,6 +62,13 @@ WireName ToWire(StatusCode code) {
     case StatusCode::kInvalidSignature: return {"InvalidSignatureException", 403};
     case StatusCode::kUnrecognizedClient: return {"UnrecognizedClientException", 403};
     case StatusCode::kEncryption: return {"GlueEncryptionException", 400};
+    case StatusCode::kIllegalWorkflowState: return {"IllegalWorkflowStateException", 400};
+    case StatusCode::kCrawlerRunning: return {"CrawlerRunningException", 400};
+    case StatusCode::kCrawlerNotRunning: return {"CrawlerNotRunningException", 400};
+    case StatusCode::kCrawlerStopping: return {"CrawlerStoppingException", 400};
+    case StatusCode::kNoSchedule: return {"NoScheduleException", 400};
+    case StatusCode::kSchedulerRunning: return {"SchedulerRunningException", 400};
+    case StatusCode::kSchedulerNotRunning: return {"SchedulerNotRunningException", 400};
     case StatusCode::kInternal: return {"InternalServiceException", 500};
   }
   return {"InternalServiceException", 500};

@@ -32,6 +32,13 @@ enum class StatusCode {
   kInvalidSignature,
   kUnrecognizedClient,
   kEncryption,             // a stored secret cannot be sealed or opened (GlueEncryptionException)
+  kIllegalWorkflowState,   // a workflow run is not in a state that allows the call
+  kCrawlerRunning,         // the crawler is running (CrawlerRunningException)
+  kCrawlerNotRunning,      // StopCrawler of a crawler that is not running
+  kCrawlerStopping,        // StopCrawler of a crawler that is already stopping
+  kNoSchedule,             // StartCrawlerSchedule of a crawler without a schedule
+  kSchedulerRunning,       // StartCrawlerSchedule of a schedule already SCHEDULED
+  kSchedulerNotRunning,    // StopCrawlerSchedule of a schedule that is not
   kInternal,
 };
 

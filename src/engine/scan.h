@@ -21,6 +21,7 @@
 
 #include <arrow/type_fwd.h>
 
+#include "common/glob.h"
 #include "common/status.h"
 #include "common/thread_annotations.h"
 #include "storage/arrow_fs.h"
@@ -45,11 +46,9 @@ Result<std::vector<ListedFile>> ListFiles(const std::vector<std::string>& paths,
                                           const Options& options,
                                           const storage::StorageOptions& storage);
 
-// True when `uri` matches the Glue glob `pattern`: `**` any characters, `*` any characters but
-// '/', `?` one character but '/', `[abc]`/`[!a-z]` a class, `{a,b}` alternatives, `\` escapes.
-// Time is polynomial in the pattern and uri; a pattern longer than kMaxGlobLength matches nothing.
-inline constexpr size_t kMaxGlobLength = 4096;
-bool GlobMatches(std::string_view pattern, std::string_view uri);
+// Glue globs: the one matcher in common/glob.h (kept reachable by its engine name).
+using ::openglue::GlobMatches;
+using ::openglue::kMaxGlobLength;
 
 enum class Format { kCsv, kJson, kParquet, kOrc };
 

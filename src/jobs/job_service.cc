@@ -143,11 +143,6 @@ uint64_t SequenceOfKey(const std::string& key) {
   }
 }
 
-bool IsActiveState(const std::string& state) {
-  std::optional<JobRunState> parsed = ParseJobRunState(state);
-  return parsed && IsActive(*parsed);
-}
-
 // The public JobRun: internal bookkeeping stripped.
 Json Present(Json run) {
   run.erase("_og");
@@ -423,21 +418,10 @@ Result<Json> JobService::ListJobs(const Json& request) {
   const Json wanted_tags = request.value("Tags", Json::object());
   OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
   auto tagged = [&](const store::Row& row) -> Result<bool> {
-    if (wanted_tags.empty()) return true;
-    OG_ASSIGN_OR_RETURN(auto tags_doc, txn->Get(resource::kTags, JobArn(row.key)));
-    Json tags = tags_doc ? ParseJson(*tags_doc) : Json::object();
-    if (!tags.is_object()) return false;
-    for (auto& [k, v] : wanted_tags.items())
-      if (!tags.contains(k) || tags[k] != v) return false;
-    return true;
+    return resource::HasTags(txn.get(), JobArn(row.key), wanted_tags);
   };
-  OG_ASSIGN_OR_RETURN(resource::Page page, resource::ScanPage(txn.get(), kJob, "", request,
-                                                         resource::PageSize(request, 100), tagged));
-  Json names = Json::array();
-  for (const auto& row : page.rows) names.push_back(row.key);
-  Json response{{"JobNames", std::move(names)}};
-  if (!page.next_token.empty()) response["NextToken"] = page.next_token;
-  return response;
+  return resource::ListNames(txn.get(), kJob, request, resource::PageSize(request, 100),
+                             "JobNames", tagged);
 }
 
 Result<Json> JobService::BatchGetJobs(const Json& request) {
@@ -483,9 +467,29 @@ Result<Json> JobService::DeleteJob(const Json& request) {
 Status JobService::SaveRun(const std::string& key, const Json& doc) {
   OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
   OG_RETURN_NOT_OK(txn->Put(kJobRun, key, DumpJson(doc)));
-  if (IsActiveState(GetString(doc, "JobRunState"))) OG_RETURN_NOT_OK(txn->Put(kActiveJobRun, key, ""));
-  else OG_RETURN_NOT_OK(txn->Delete(kActiveJobRun, key).status());
-  return txn->Commit();
+  std::optional<JobRunState> state = ParseJobRunState(GetString(doc, "JobRunState"));
+  bool final_state = state && IsFinal(*state);
+  if (!final_state) {
+    OG_RETURN_NOT_OK(txn->Put(kActiveJobRun, key, ""));
+    return txn->Commit();
+  }
+  // Only the transition into a final state is told (a final run saved again is not).
+  OG_ASSIGN_OR_RETURN(bool was_active, txn->Delete(kActiveJobRun, key));
+  bool tell = was_active && options_.run_ended.record != nullptr;
+  if (tell) {
+    JobRunEnded ended;
+    ended.run_id = GetString(doc, "Id");
+    ended.job = GetString(doc, "JobName");
+    ended.state = *state;
+    ended.previous_run_id = GetString(doc, "PreviousRunId");
+    ended.trigger_name = GetString(doc, "TriggerName");
+    ended.retrying = *state == JobRunState::kFailed &&
+                     GetInt(doc, "Attempt", 0) < GetInt(GetObject(doc, "_og"), "max_retries", 0);
+    OG_RETURN_NOT_OK(options_.run_ended.record(txn.get(), ended));
+  }
+  OG_RETURN_NOT_OK(txn->Commit());
+  if (tell && options_.run_ended.notify) options_.run_ended.notify();
+  return Status::OK();
 }
 
 Result<Json> JobService::LoadRunOrRebuild(const ActiveRun& run, std::string* unreadable) {
@@ -548,14 +552,16 @@ void JobService::Release(const ActiveRun& work) {
   released_.SignalAll();
 }
 
-Result<std::string> JobService::CreateRun(const Json& job, const Json& arguments,
-                                          const Json& request, int attempt,
-                                          const std::string& previous_run_id) {
+Result<JobService::NewRun> JobService::PrepareRun(const Json& job, const Json& arguments,
+                                                  const Json& request, int attempt,
+                                                  const std::string& previous_run_id,
+                                                  const std::string& given_run_id,
+                                                  const std::string& trigger_name) {
   std::string job_name = GetString(job, "Name");
   int64_t max_runs = GetInt(GetObject(job, "ExecutionProperty"), "MaxConcurrentRuns", 1);
   bool queuing = GetBool(request, "JobRunQueuingEnabled", GetBool(job, "JobRunQueuingEnabled", false));
   int64_t timeout = GetInt(request, "Timeout", GetInt(job, "Timeout", kDefaultTimeoutMinutes));
-  std::string run_id = "jr_" + NewRandomHex(64);
+  std::string run_id = given_run_id.empty() ? "jr_" + NewRandomHex(64) : given_run_id;
 
   // Decide under the lock: refused, queued or starting. The run is entered busy, so it counts
   // against the limits at once but nobody acts on it before its creation is committed.
@@ -586,13 +592,15 @@ Result<std::string> JobService::CreateRun(const Json& job, const Json& arguments
     active_[sequence] = std::move(active_run);
   }
 
-  // Write outside it.
-  std::string key = RunKey(job_name, sequence);
+  // The document is built outside it.
+  NewRun created{sequence, RunKey(job_name, sequence), run_id, job_name, Json::object(), waiting,
+                 attempt};
   double now = clock_->NowSeconds();
-  Json run = Json::object();
+  Json& run = created.doc;
   run["Id"] = run_id;
   run["Attempt"] = attempt;
   if (!previous_run_id.empty()) run["PreviousRunId"] = previous_run_id;
+  if (!trigger_name.empty()) run["TriggerName"] = trigger_name;
   run["JobName"] = job_name;
   run["JobMode"] = GetString(job, "JobMode", "SCRIPT");
   run["JobRunQueuingEnabled"] = queuing;
@@ -614,33 +622,54 @@ Result<std::string> JobService::CreateRun(const Json& job, const Json& arguments
                 {"max_retries", GetInt(job, "MaxRetries", 0)},
                 {"sequence", sequence}, {"max_concurrent_runs", max_runs},
                 {"role", GetString(job, "Role")}};
+  return created;
+}
+
+Status JobService::CommitRuns(const std::vector<NewRun>& runs) {
+  if (runs.empty()) return Status::OK();
   Status committed = [&]() -> Status {
     OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
-    OG_RETURN_NOT_OK(txn->Put(kJobRun, key, DumpJson(run)));
-    OG_RETURN_NOT_OK(txn->Put(kJobRunId, run_id, key));
-    OG_RETURN_NOT_OK(txn->Put(kActiveJobRun, key, ""));
+    uint64_t highest = 0;
+    for (const NewRun& run : runs) {
+      OG_RETURN_NOT_OK(txn->Put(kJobRun, run.key, DumpJson(run.doc)));
+      OG_RETURN_NOT_OK(txn->Put(kJobRunId, run.run_id, run.key));
+      OG_RETURN_NOT_OK(txn->Put(kActiveJobRun, run.key, ""));
+      highest = std::max(highest, run.sequence);
+    }
     // Creations commit in any order; the counter keeps the highest sequence handed out.
     OG_ASSIGN_OR_RETURN(auto last, txn->Get(kJobRunSequence, "last"));
     uint64_t stored = 0;
-    if (!last || !ParseU64(*last, &stored) || stored < sequence)
-      OG_RETURN_NOT_OK(txn->Put(kJobRunSequence, "last", std::to_string(sequence)));
+    if (!last || !ParseU64(*last, &stored) || stored < highest)
+      OG_RETURN_NOT_OK(txn->Put(kJobRunSequence, "last", std::to_string(highest)));
     return txn->Commit();
   }();
-
   {
     MutexLock lock(&mutex_);
-    auto it = active_.find(sequence);
-    if (!committed.ok()) {
-      if (it != active_.end()) active_.erase(it);
-    } else if (it != active_.end()) {
-      it->second->busy = false;
+    for (const NewRun& run : runs) {
+      auto it = active_.find(run.sequence);
+      if (it == active_.end()) continue;
+      if (!committed.ok()) active_.erase(it);
+      else it->second->busy = false;
     }
     released_.SignalAll();
   }
   OG_RETURN_NOT_OK(committed);
-  OG_LOG(kInfo, "job " << job_name << " run " << run_id << " "
-                       << StateName(waiting ? JobRunState::kWaiting : JobRunState::kStarting)
-                       << " (attempt " << attempt << ")");
+  for (const NewRun& run : runs)
+    OG_LOG(kInfo, "job " << run.job << " run " << run.run_id << " "
+                         << StateName(run.waiting ? JobRunState::kWaiting : JobRunState::kStarting)
+                         << " (attempt " << run.attempt << ")");
+  return Status::OK();
+}
+
+Result<std::string> JobService::CreateRun(const Json& job, const Json& arguments,
+                                          const Json& request, int attempt,
+                                          const std::string& previous_run_id,
+                                          const std::string& given_run_id,
+                                          const std::string& trigger_name) {
+  OG_ASSIGN_OR_RETURN(NewRun run, PrepareRun(job, arguments, request, attempt, previous_run_id,
+                                             given_run_id, trigger_name));
+  std::string run_id = run.run_id;
+  OG_RETURN_NOT_OK(CommitRuns({std::move(run)}));
   return run_id;
 }
 
@@ -658,6 +687,62 @@ Result<Json> JobService::StartJobRun(const Json& request) {
   OG_ASSIGN_OR_RETURN(std::string run_id, CreateRun(job, arguments, request, 0, previous));
   Kick();
   return Json{{"JobRunId", run_id}};
+}
+
+std::vector<Status> JobService::StartTriggeredRuns(const std::vector<TriggeredRun>& runs) {
+  std::vector<Status> outcomes(runs.size());
+  if (runs.empty()) return outcomes;
+  // What exists already (runs started before a restart) and the jobs, in one read.
+  std::map<std::string, Result<Json>> jobs;
+  std::vector<bool> exists(runs.size(), false);
+  {
+    auto txn = store_->BeginRead();
+    if (!txn.ok()) return std::vector<Status>(runs.size(), txn.status());
+    for (size_t i = 0; i < runs.size(); ++i) {
+      auto existing = (*txn)->Get(kJobRunId, runs[i].run_id);
+      if (!existing.ok()) {
+        outcomes[i] = existing.status();
+        continue;
+      }
+      exists[i] = existing->has_value();
+      std::string name = GetString(runs[i].request, "JobName");
+      if (exists[i] || jobs.count(name)) continue;
+      auto doc = (*txn)->Get(kJob, name);
+      if (!doc.ok()) jobs.emplace(name, doc.status());
+      else if (!doc->has_value()) jobs.emplace(name, Status::EntityNotFound("Job " + name + " not found."));
+      else jobs.emplace(name, ParseStored(**doc, "job " + name));
+    }
+  }
+  std::vector<NewRun> prepared;
+  std::vector<size_t> prepared_index;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (!outcomes[i].ok() || exists[i]) continue;
+    const Result<Json>& job = jobs.at(GetString(runs[i].request, "JobName"));
+    if (!job.ok()) {
+      outcomes[i] = job.status();
+      continue;
+    }
+    Json arguments = MergeArguments(*job, GetObject(runs[i].request, "Arguments"));
+    Result<NewRun> run = PrepareRun(*job, arguments, runs[i].request, 0, "", runs[i].run_id,
+                                    runs[i].trigger_name);
+    if (!run.ok()) {
+      outcomes[i] = run.status();
+      continue;
+    }
+    prepared.push_back(std::move(*run));
+    prepared_index.push_back(i);
+  }
+  // Every new run in one transaction.
+  Status committed = CommitRuns(prepared);
+  if (!committed.ok())
+    for (size_t i : prepared_index) outcomes[i] = committed;
+  Kick();
+  return outcomes;
+}
+
+Status JobService::StartTriggeredRun(const Json& request, const std::string& run_id,
+                                     const std::string& trigger_name) {
+  return StartTriggeredRuns({TriggeredRun{request, run_id, trigger_name}}).front();
 }
 
 Result<Json> JobService::GetJobRun(const Json& request) {
@@ -1001,7 +1086,8 @@ Status JobService::Finish(ActiveRun* run, Json* doc, JobRunState state, const st
         for (const char* member : {"Timeout", "MaxCapacity", "WorkerType", "NumberOfWorkers"})
           if (doc->contains(member)) request[member] = (*doc)[member];
         auto retry = CreateRun(job, GetObject(*doc, "Arguments"), request,
-                               static_cast<int>(attempt + 1), run->run_id);
+                               static_cast<int>(attempt + 1), run->run_id, "",
+                               GetString(*doc, "TriggerName"));
         if (!retry.ok()) OG_LOG(kWarn, "retry of " << run->run_id << " not started: " << retry.status().message());
       }
     }
@@ -1120,6 +1206,9 @@ void JobService::Abandon(ActiveRun* run, const std::string& message) {
     doc["LastModifiedOn"] = now;
     doc["CompletedOn"] = now;
     doc["ErrorMessage"] = TruncateUtf8(message, kMaxErrorMessageBytes);
+    // Abandoned runs are not retried: say so to whoever is told of the end.
+    if (!doc.contains("_og") || !doc["_og"].is_object()) doc["_og"] = Json::object();
+    doc["_og"]["max_retries"] = 0;
     Status st = SaveRun(run->key, doc);
     if (!st.ok()) OG_LOG(kError, "run " << run->run_id << " could not be saved: " << st.message());
   } catch (const std::exception& e) {

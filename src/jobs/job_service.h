@@ -51,6 +51,25 @@
 
 namespace openglue::jobs {
 
+// A job run that reached a final state, as the schedule module sees it (conditional triggers,
+// workflow runs).
+struct JobRunEnded {
+  std::string run_id;
+  std::string job;
+  JobRunState state = JobRunState::kSucceeded;
+  std::string previous_run_id;  // the run this one retries, "" for a first attempt
+  std::string trigger_name;     // the trigger that started it, "" when started by hand
+  bool retrying = false;        // FAILED with attempts left: a retry run follows
+};
+
+// Tells another module, durably, that a run ended. `record` runs inside the store transaction
+// that writes the run's final state, so the two commit together or not at all (an error rolls
+// the save back; the ticker tries again). `notify` runs after that commit. Either may be empty.
+struct RunEndedHook {
+  std::function<Status(store::Transaction* txn, const JobRunEnded& ended)> record;
+  std::function<void()> notify;
+};
+
 struct JobServiceOptions {
   std::string data_dir;               // runs/<run id>/ (work, tmp, exit code), s3/ (local S3)
   std::string endpoint;               // how a run calls back to the server, e.g. http://127.0.0.1:4690
@@ -70,6 +89,8 @@ struct JobServiceOptions {
   // Called inside DeleteJob's store transaction, after the job's own rows are deleted, to
   // delete what other modules keep for the job (its bookmark). An error rolls DeleteJob back.
   std::function<Status(store::Transaction* txn, const std::string& job)> on_delete_job;
+  // Told of every run that ends (triggers and workflows, src/schedule).
+  RunEndedHook run_ended;
 };
 
 // The credential a run uses to call back to the server, and what it stands for.
@@ -132,6 +153,23 @@ class JobService {
   Result<Json> GetJobRuns(const Json& request);
   Result<Json> BatchStopJobRun(const Json& request);
 
+  // Starts a run for a trigger: `request` is a StartJobRun request (JobName, Arguments, Timeout,
+  // NotificationProperty, SecurityConfiguration); the run gets the id `run_id` (chosen by the
+  // caller, "jr_" and 64 hex digits) and TriggerName `trigger_name`. Idempotent on the id: when
+  // a run with `run_id` exists already (a fire repeated after a restart) nothing is started and
+  // OK is returned. Errors as StartJobRun's (EntityNotFound for a deleted job,
+  // ConcurrentRunsExceeded, InvalidInput).
+  Status StartTriggeredRun(const Json& request, const std::string& run_id,
+                           const std::string& trigger_name);
+  // StartTriggeredRun for many runs at once: the new runs are created in one store transaction
+  // (a burst of scheduled fires costs one commit). Returns one status per run, in order.
+  struct TriggeredRun {
+    Json request;
+    std::string run_id;
+    std::string trigger_name;
+  };
+  std::vector<Status> StartTriggeredRuns(const std::vector<TriggeredRun>& runs);
+
   // Reconciles runs left active by an earlier server process. Call once before Start/Tick.
   // A stored run that cannot be read is ended ERROR with a message, not an error of Recover;
   // errors are only those of the store itself.
@@ -173,9 +211,28 @@ class JobService {
   // The stored document of `run`, or when it cannot be read (damaged or missing), a replacement
   // built from `run` with `*unreadable` set to a message saying so. Errors: the store's.
   Result<Json> LoadRunOrRebuild(const ActiveRun& run, std::string* unreadable);
-  Result<std::string> CreateRun(const Json& job, const Json& arguments, const Json& request,
-                                int attempt, const std::string& previous_run_id)
+  // A run being created: entered (busy) in the active table, its document built, not yet
+  // committed. CommitRuns writes runs in one transaction and releases them (or drops them from
+  // the table when the commit fails).
+  struct NewRun {
+    uint64_t sequence = 0;
+    std::string key;
+    std::string run_id;
+    std::string job;
+    Json doc;
+    bool waiting = false;
+    int attempt = 0;
+  };
+  Result<NewRun> PrepareRun(const Json& job, const Json& arguments, const Json& request,
+                            int attempt, const std::string& previous_run_id,
+                            const std::string& run_id, const std::string& trigger_name)
       EXCLUDES(mutex_);
+  Status CommitRuns(const std::vector<NewRun>& runs) EXCLUDES(mutex_);
+  // `run_id` "" makes a new id; `trigger_name` "" for runs not started by a trigger.
+  Result<std::string> CreateRun(const Json& job, const Json& arguments, const Json& request,
+                                int attempt, const std::string& previous_run_id,
+                                const std::string& run_id = "",
+                                const std::string& trigger_name = "") EXCLUDES(mutex_);
   int ActiveCount(const std::string& job) const REQUIRES(mutex_);
   int LaunchedCount() const REQUIRES(mutex_);
   std::string NewRandomHex(size_t digits) EXCLUDES(random_mutex_);

@@ -18,7 +18,7 @@ LogStore::LogStore(std::string root, const Clock* clock, const LogStoreOptions& 
                                                       options.poll_interval_ms}),
       api_(&layout_, &index_,
            LogsApiOptions{options.retention_days, options.region, options.account_id,
-                          created_ms}) {}
+                          created_ms, {options.output_group, options.error_group}}) {}
 
 LogStore::~LogStore() { tailer_.Stop(); }
 

@@ -34,6 +34,11 @@ struct LogStoreOptions {
   // Used in the ARNs of log groups and streams.
   std::string region = "us-east-1";
   std::string account_id = "000000000000";
+  // The log group names this store serves, per stream kind ("" = that kind is not served). A
+  // second store with other names keeps other streams apart (the crawlers' /aws-glue/crawlers,
+  // whose stdout kind is the crawl log): main registers both on the router.
+  std::string output_group = kKinds[0].group;
+  std::string error_group = kKinds[1].group;
 };
 
 class LogStore {

@@ -98,8 +98,9 @@ Status InvalidToken() { return Status::InvalidInput("The specified nextToken is 
 Status NoSuchGroup() { return Status::EntityNotFound("The specified log group does not exist."); }
 Status NoSuchStream() { return Status::EntityNotFound("The specified log stream does not exist."); }
 
-// Which stream kind the request's group is: logGroupName or logGroupIdentifier (name or ARN).
-Result<StreamKind> RequestGroup(const Json& request) {
+}  // namespace
+
+Result<StreamKind> LogsApi::RequestGroup(const Json& request) const {
   std::optional<std::string> name, identifier;
   OG_RETURN_NOT_OK(GetString(request, "logGroupName", &name));
   OG_RETURN_NOT_OK(GetString(request, "logGroupIdentifier", &identifier));
@@ -119,16 +120,14 @@ Result<StreamKind> RequestGroup(const Json& request) {
     }
   }
   for (int k = 0; k < kKindCount; ++k) {
-    if (group == kKinds[k].group) return static_cast<StreamKind>(k);
+    if (!options_.groups[k].empty() && group == options_.groups[k]) return static_cast<StreamKind>(k);
   }
   return NoSuchGroup();
 }
 
-}  // namespace
-
 std::string LogsApi::GroupArn(StreamKind kind) const {
   return "arn:aws:logs:" + options_.region + ":" + options_.account_id + ":log-group:" +
-         Info(kind).group;
+         Group(kind);
 }
 
 Result<Json> LogsApi::DescribeLogGroups(const Json& request) const {
@@ -146,7 +145,8 @@ Result<Json> LogsApi::DescribeLogGroups(const Json& request) const {
 
   std::vector<StreamKind> selected;
   for (StreamKind kind : {StreamKind::kError, StreamKind::kOutput}) {  // sorted by group name
-    std::string name = Info(kind).group;
+    std::string name = Group(kind);
+    if (name.empty()) continue;
     if (prefix && !StartsWith(name, *prefix)) continue;
     if (pattern && name.find(*pattern) == std::string::npos) continue;
     if (token && name <= *token) continue;
@@ -156,7 +156,7 @@ Result<Json> LogsApi::DescribeLogGroups(const Json& request) const {
   size_t count = 0;
   for (; count < selected.size() && static_cast<int64_t>(count) < limit; ++count) {
     StreamKind kind = selected[count];
-    Json group = {{"logGroupName", Info(kind).group},
+    Json group = {{"logGroupName", Group(kind)},
                   {"creationTime", options_.groups_created_ms},
                   {"arn", GroupArn(kind) + ":*"}};
     if (!pattern) {
@@ -169,7 +169,7 @@ Result<Json> LogsApi::DescribeLogGroups(const Json& request) const {
     groups.push_back(std::move(group));
   }
   Json response = {{"logGroups", std::move(groups)}};
-  if (count < selected.size()) response["nextToken"] = Info(selected[count - 1]).group;
+  if (count < selected.size()) response["nextToken"] = Group(selected[count - 1]);
   return response;
 }
 

@@ -31,6 +31,8 @@ struct LogsApiOptions {
   std::string region = "us-east-1";
   std::string account_id = "000000000000";
   int64_t groups_created_ms = 0;  // the groups' creationTime
+  // Each kind's group name ("" = not served); LogStoreOptions documents them.
+  std::string groups[kKindCount] = {kKinds[0].group, kKinds[1].group};
 };
 
 class LogsApi {
@@ -46,6 +48,9 @@ class LogsApi {
 
  private:
   std::string GroupArn(StreamKind kind) const;
+  const std::string& Group(StreamKind kind) const { return options_.groups[static_cast<int>(kind)]; }
+  // Which stream kind the request's group is: logGroupName or logGroupIdentifier (name or ARN).
+  Result<StreamKind> RequestGroup(const Json& request) const;
 
   const Layout* const layout_;
   const StreamIndex* const index_;

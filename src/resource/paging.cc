@@ -50,4 +50,14 @@ Result<Page> ScanPage(store::Transaction* txn, std::string_view kind, const std:
   }
 }
 
+Result<Json> ListNames(store::Transaction* txn, std::string_view kind, const Json& request,
+                       int64_t limit, const std::string& member, const KeepRow& keep) {
+  OG_ASSIGN_OR_RETURN(Page page, ScanPage(txn, kind, "", request, limit, keep));
+  Json names = Json::array();
+  for (const auto& row : page.rows) names.push_back(row.key);
+  Json response{{member, std::move(names)}};
+  if (!page.next_token.empty()) response["NextToken"] = page.next_token;
+  return response;
+}
+
 }  // namespace openglue::resource

@@ -39,4 +39,10 @@ using KeepRow = std::function<Result<bool>(const store::Row&)>;
 Result<Page> ScanPage(store::Transaction* txn, std::string_view kind, const std::string& prefix,
                       const Json& request, int64_t limit, const KeepRow& keep = nullptr);
 
+// The response of a List* operation that returns names (ListJobs, ListCrawlers, ListTriggers,
+// ListWorkflows): one page (`limit` keys) of the keys of `kind` that `keep` accepts, as the
+// array `member`, with NextToken when more follow.
+Result<Json> ListNames(store::Transaction* txn, std::string_view kind, const Json& request,
+                       int64_t limit, const std::string& member, const KeepRow& keep = nullptr);
+
 }  // namespace openglue::resource

@@ -5,6 +5,16 @@
 
 namespace openglue::resource {
 
+Result<bool> HasTags(store::Transaction* txn, const std::string& arn, const Json& wanted) {
+  if (!wanted.is_object() || wanted.empty()) return true;
+  OG_ASSIGN_OR_RETURN(auto doc, txn->Get(kTags, arn));
+  Json tags = doc ? ParseJson(*doc) : Json::object();
+  if (!tags.is_object()) return false;
+  for (auto& [k, v] : wanted.items())
+    if (!tags.contains(k) || tags[k] != v) return false;
+  return true;
+}
+
 Result<Json> LoadTags(store::Transaction* txn, const std::string& arn) {
   OG_ASSIGN_OR_RETURN(auto doc, txn->Get(kTags, arn));
   if (!doc) return Json::object();

@@ -30,6 +30,10 @@ inline constexpr size_t kMaxTags = 50;
 
 // The tags of `arn` (an object; empty when it has none).
 Result<Json> LoadTags(store::Transaction* txn, const std::string& arn);
+// Whether `arn` carries every key of `wanted` (a JSON object of strings) with the same value,
+// as the Tags filter of ListJobs / ListTriggers asks. An empty `wanted` matches everything; a
+// damaged tag document matches nothing.
+Result<bool> HasTags(store::Transaction* txn, const std::string& arn, const Json& wanted);
 // Adds or replaces `tags` (a JSON object of strings). InvalidInput for a non-object or past
 // kMaxTags tags in all.
 Status AddTags(store::Transaction* txn, const std::string& arn, const Json& tags);
