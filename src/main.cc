@@ -508,11 +508,13 @@ int Serve(int argc, char** argv) {
     close(fd);
     store->Finish(stream);  // the lines become events now
   };
-  // JDBC targets: the runtime's awsglue.crawl_jdbc reads the database's information_schema.
+  // Each crawl's end is recorded for triggers and workflows in the crawl's own transaction; a
+  // schedule change makes the scheduler (made below) reload the crawler schedules it fires.
   crawler_options.crawl_ended = &schedule::RecordCrawlEnded;
   crawler_options.schedules_changed = [&scheduler_to_wake] {
     if (scheduler_to_wake != nullptr) scheduler_to_wake->CrawlerSchedulesChanged();
   };
+  // JDBC targets: the runtime's awsglue.crawl_jdbc reads the database's information_schema.
   crawler_options.jdbc = [python = config.python, runtime_path](const Json& request) -> Result<Json> {
     OG_ASSIGN_OR_RETURN(std::string out, RunHelper({python, "-m", "awsglue.crawl_jdbc"},
                                                    {"PYTHONPATH=" + runtime_path}, DumpJson(request), 120));
