@@ -76,13 +76,22 @@ def wait_file(path, timeout=20):
 
 
 def process_alive(pid):
-    """Whether `pid` is a live process (a zombie has ended: it only waits to be reaped)."""
+    """Whether `pid` is a live process: any of its threads has not ended. A zombie has ended,
+    but a multi-threaded process's leader shows as a zombie while its other threads still exit
+    (and hold its files and sockets), so every thread is looked at."""
     try:
-        with open(f"/proc/{pid}/stat") as f:
-            stat = f.read()
+        tasks = os.listdir(f"/proc/{pid}/task")
     except (FileNotFoundError, ProcessLookupError):
         return False
-    return stat[stat.rindex(")") + 2] not in "ZX"
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/stat") as f:
+                stat = f.read()
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        if stat[stat.rindex(")") + 2] not in "ZX":
+            return True
+    return False
 
 
 def wait_gone(pid, timeout=5):

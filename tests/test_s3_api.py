@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import tempfile
 import time
 import uuid
@@ -272,12 +273,18 @@ def test_no_orphan_s3_server_after_the_server_stops(how):
     try:
         (gateway,) = srv.gateway_pids()
         srv.s3().create_bucket(Bucket="alive")
+        # The restarted server listens on a port chosen now, while the S3 port is taken: with
+        # `--port 0` the system could hand the server the S3 port the gateway just gave back.
+        srv.extra_args = [*srv.extra_args, "--port", str(free_port())]
         if how == "sigterm":
             srv.stop()
         else:
             srv.kill9()
-        wait_for(lambda: not process_alive(gateway), 10, f"versitygw {gateway} to end")
-        # Its port is free again: a new server takes the same one.
+        wait_for(lambda: not process_alive(gateway), 30, f"versitygw {gateway} to end")
+        # Its port is free again: nothing listens there, and a new server takes the same one.
+        with socket.socket() as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as Go's listeners do
+            probe.bind(("127.0.0.1", srv.s3_port))
         srv.start()
         assert srv.s3().head_bucket(Bucket="alive")["ResponseMetadata"]["HTTPStatusCode"] == 200
     finally:
