@@ -80,6 +80,13 @@ def is_local_master(master: str) -> bool:
     return master == "local" or master.startswith("local[") or master.startswith("local-cluster[")
 
 
+def _master_host(master: str) -> str:
+    """The host of a spark://host:port master URL (the first of a list), else ""."""
+    if not master.startswith("spark://"):
+        return ""
+    return master[len("spark://"):].split(",")[0].rsplit(":", 1)[0]
+
+
 def jars_dir(environ: Optional[Mapping[str, str]] = None) -> str:
     env = os.environ if environ is None else environ
     return env.get("OPENGLUE_SPARK_JARS_DIR") or os.path.join(sys.prefix, "share", "openglue", "jars")
@@ -139,6 +146,14 @@ def _s3a(env: Mapping[str, str], conf: Dict[str, str]) -> None:
         conf[h + "fs.s3a.endpoint"] = endpoint
         conf[h + "fs.s3a.path.style.access"] = "true"
         conf[h + "fs.s3a.connection.ssl.enabled"] = "false" if endpoint.startswith("http://") else "true"
+        # S3A deletes a folder's marker object ("out/") when it writes a file below it; the
+        # embedded store keeps folders as real directories and refuses to delete a non-empty one
+        # (ErrDirectoryNotEmpty), which S3A retries for minutes. Keeping the markers (Hadoop
+        # >= 3.3.1) is what such stores need; S3A ignores markers when it lists.
+        conf[h + "fs.s3a.directory.marker.retention"] = "keep"
+        # A store on this machine: fail in seconds, not after S3A's 20 attempts x 7 retries.
+        conf[h + "fs.s3a.attempts.maximum"] = "3"
+        conf[h + "fs.s3a.retry.limit"] = "3"
     region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
     if region:
         conf[h + "fs.s3a.endpoint.region"] = region
@@ -231,6 +246,11 @@ def session_conf(args: Mapping[str, str], environ: Optional[Mapping[str, str]] =
         conf["spark.hadoop.hive.metastore.uris"] = hms
     master = _sizes(master, env, machine, conf)
     conf["spark.master"] = master
+    if is_local_master(master) or _master_host(master) in ("127.0.0.1", "localhost"):
+        # Everything on this machine: the driver (its block manager, its UI) listens on the
+        # loopback address only, never on the machine's network interfaces.
+        conf["spark.driver.host"] = "127.0.0.1"
+        conf["spark.driver.bindAddress"] = "127.0.0.1"
     if not is_local_master(master):
         conf["spark.submit.pyFiles"] = py_files_archive(tmp)
     for key, value in parse_conf_argument(_flag(args, "conf") or ""):
@@ -277,3 +297,29 @@ def py_files_archive(tmpdir: Optional[str] = None) -> str:
         os.unlink(partial)
         raise
     return target
+
+
+# Spark's JDBC source with the drivers of spark-jars.txt. Glue connection URLs name the database
+# kind (jdbc:postgresql:, jdbc:mysql:). Spark picks its SQL dialect (identifier quoting, types) by
+# the URL's prefix and knows MySQL's only as jdbc:mysql:, while MariaDB Connector/J 3 (which serves
+# MySQL servers too) takes jdbc:mysql: URLs only with `permitMysqlScheme`: MySQL and MariaDB URLs
+# become jdbc:mysql: URLs with that option.
+JDBC_DRIVERS = {
+    "postgresql": "org.postgresql.Driver",
+    "mysql": "org.mariadb.jdbc.Driver",
+    "mariadb": "org.mariadb.jdbc.Driver",
+}
+
+
+def spark_jdbc(url: str) -> Tuple[str, str]:
+    """(url, driver class) for Spark's JDBC source (`.option("url", ...).option("driver", ...)`)
+    from a Glue connection URL; ValueError for a database kind without a driver here."""
+    kind = url.split(":", 2)[1] if url.startswith("jdbc:") and url.count(":") >= 2 else ""
+    if kind not in JDBC_DRIVERS:
+        raise ValueError(f"no JDBC driver for {url!r} on the Spark engine "
+                         f"(supported: {', '.join('jdbc:' + k for k in JDBC_DRIVERS)})")
+    if kind in ("mysql", "mariadb"):
+        url = "jdbc:mysql:" + url[len("jdbc:" + kind + ":"):]
+        if "permitmysqlscheme" not in url.lower():
+            url += ("&" if "?" in url else "?") + "permitMysqlScheme=true"
+    return url, JDBC_DRIVERS[kind]

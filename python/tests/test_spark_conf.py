@@ -6,7 +6,7 @@ import zipfile
 import pytest
 
 from awsglue.spark_conf import (Machine, parse_conf_argument, py_files_archive, session_conf,
-                                spark_jars)
+                                spark_jars, spark_jdbc)
 
 BIG = Machine(cpus=64, memory_mb=512 * 1024)
 
@@ -37,6 +37,15 @@ def test_master_from_argument_then_environment_then_local(env):
     conf = session_conf({"--spark-master": "local[3]"}, env, machine=BIG)
     assert conf["spark.master"] == "local[3]"
     assert "spark.submit.pyFiles" not in conf  # local mode imports awsglue from the driver's path
+    assert conf["spark.driver.bindAddress"] == conf["spark.driver.host"] == "127.0.0.1"
+
+
+def test_driver_listens_on_loopback_only_when_spark_runs_here(env):
+    for master in ("spark://127.0.0.1:7077", "spark://localhost:7077,localhost:7078"):
+        assert session_conf({"--spark-master": master}, env)["spark.driver.host"] == "127.0.0.1"
+    for master in ("spark://10.1.2.3:7077", "yarn", "k8s://https://10.0.0.1:6443"):
+        conf = session_conf({"--spark-master": master}, env)
+        assert "spark.driver.host" not in conf and "spark.driver.bindAddress" not in conf
 
 
 def test_app_name_is_the_job_name(env):
@@ -64,6 +73,7 @@ def test_s3a_reaches_the_run_endpoint_with_the_run_keys(env):
     assert conf[h + "s3a.secret.key"] == "secret"
     assert conf[h + "s3a.endpoint.region"] == "eu-west-1"
     assert conf[h + "s3a.aws.credentials.provider"].endswith("SimpleAWSCredentialsProvider")
+    assert conf[h + "s3a.directory.marker.retention"] == "keep"
     assert "spark.hadoop.fs.s3a.session.token" not in conf
     for scheme in ("s3", "s3n", "s3a"):
         assert conf[f"{h}{scheme}.impl"] == "org.apache.hadoop.fs.s3a.S3AFileSystem"
@@ -83,6 +93,7 @@ def test_no_endpoint_leaves_s3a_on_its_defaults(env):
     conf = session_conf({}, env)
     assert "spark.hadoop.fs.s3a.endpoint" not in conf
     assert "spark.hadoop.fs.s3a.path.style.access" not in conf
+    assert "spark.hadoop.fs.s3a.directory.marker.retention" not in conf
     assert conf["spark.hadoop.fs.s3.impl"].endswith("S3AFileSystem")
 
 
@@ -183,3 +194,14 @@ def test_py_files_archive_is_cached(tmp_path):
     assert py_files_archive(str(tmp_path)) == first
     assert os.stat(first).st_mtime_ns == mtime
     assert [p.name for p in (tmp_path / "openglue-pyfiles").iterdir()] == [os.path.basename(first)]
+
+
+def test_spark_jdbc_names_the_driver_of_each_database_kind():
+    assert spark_jdbc("jdbc:postgresql://h:5432/db") == ("jdbc:postgresql://h:5432/db", "org.postgresql.Driver")
+    assert spark_jdbc("jdbc:mysql://h:3306/db?x=1") == (
+        "jdbc:mysql://h:3306/db?x=1&permitMysqlScheme=true", "org.mariadb.jdbc.Driver")
+    assert spark_jdbc("jdbc:mariadb://h/db") == ("jdbc:mysql://h/db?permitMysqlScheme=true", "org.mariadb.jdbc.Driver")
+    assert spark_jdbc("jdbc:mysql://h/db?permitMysqlScheme")[0] == "jdbc:mysql://h/db?permitMysqlScheme"
+    for bad in ("jdbc:oracle:thin:@h:1521/x", "postgresql://h/db", "jdbc:"):
+        with pytest.raises(ValueError):
+            spark_jdbc(bad)
