@@ -46,7 +46,7 @@ DRIVER = textwrap.dedent("""
     rows = spark.range(4).repartition(2).select(udf(where)("id").alias("w")).collect()
     sc = spark.sparkContext
     print(json.dumps({"where": sorted({r.w for r in rows}), "driver_pid": os.getpid(),
-                      "app_id": sc.applicationId, "master": sc.master,
+                      "app_id": sc.applicationId, "master": sc.master, "ui": sc.uiWebUrl,
                       "pyfiles": conf.get("spark.submit.pyFiles")}))
     spark.stop()
 """)
@@ -83,6 +83,7 @@ def cluster_run(spark_cluster):  # noqa: F811
 def test_udf_on_a_standalone_executor_imports_awsglue_from_the_archive(spark_cluster, cluster_run):  # noqa: F811
     name, _, result = cluster_run
     assert result["master"] == spark_cluster.url
+    assert result["ui"].startswith("http://127.0.0.1:"), result["ui"]  # the driver listens on loopback only
     assert result["pyfiles"] and os.path.basename(result["pyfiles"]).startswith("awsglue-")
     archive = os.path.basename(result["pyfiles"])
     assert result["where"], "the UDF returned nothing"
