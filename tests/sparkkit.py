@@ -19,7 +19,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -27,13 +26,9 @@ import urllib.request
 
 import pytest
 
+from dbkit import free_port
+
 START_TIMEOUT = 90  # seconds for the master to answer and the worker to register
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def spark_home():
