@@ -566,9 +566,10 @@ def render(args, info, started, meta, results, unavailable, version):
         add(f"Spark ({sp.get('master')}, driver heap {sp.get('driver_memory') or 'Spark default'}): "
             f"start-up (process start to SparkSession ready) **{fmt(sp['startup_s'], 1)} s**; "
             f"read + cast + write **{fmt(sp['work_s'], 1)} s**, i.e. **{fmt(mb / sp['work_s'], 0)} MB/s** once "
-            "started." + (f" OpenGlue in-process end to end: {fmt(spark['wall_s'] / inproc['wall_s'], 2)}x "
-                          f"faster than Spark end to end, {fmt(sp['work_s'] / inproc['wall_s'], 2)}x "
-                          "Spark's time once started." if inproc and inproc.get("exit") == 0 else ""))
+            "started." + (f" OpenGlue in-process against Spark: **{fmt(spark['wall_s'] / inproc['wall_s'], 2)}x** "
+                          f"faster end to end ({fmt(sp['work_s'] / inproc['wall_s'], 2)}x against Spark once "
+                          f"started), **{fmt(spark['cpu_s'] / inproc['cpu_s'], 2)}x** fewer CPU-seconds."
+                          if inproc and inproc.get("exit") == 0 and inproc.get("cpu_s") else ""))
         add("")
     add("### Targets (OpenGlue, in-process)")
     add("")
