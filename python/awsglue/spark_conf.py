@@ -252,10 +252,28 @@ def session_conf(args: Mapping[str, str], environ: Optional[Mapping[str, str]] =
         conf["spark.driver.host"] = "127.0.0.1"
         conf["spark.driver.bindAddress"] = "127.0.0.1"
     if not is_local_master(master):
-        conf["spark.submit.pyFiles"] = py_files_archive(tmp)
+        conf["spark.submit.pyFiles"] = ",".join([py_files_archive(tmp)] + extra_py_files(env))
     for key, value in parse_conf_argument(_flag(args, "conf") or ""):
         conf[key] = value
     return conf
+
+
+def extra_py_files(environ: Optional[Mapping[str, str]] = None) -> List[str]:
+    """The run's `--extra-py-files` as the driver has them, for executors on a cluster: the
+    archives (.zip, .egg, .whl) on PYTHONPATH, and the single modules the server put in the
+    run's py/ folder ($OPENGLUE_RUN_DIR/py, on PYTHONPATH)."""
+    env = os.environ if environ is None else environ
+    found: List[str] = []
+    run_py = os.path.join(env["OPENGLUE_RUN_DIR"], "py") if env.get("OPENGLUE_RUN_DIR") else None
+    for entry in (env.get("PYTHONPATH") or "").split(os.pathsep):
+        if not entry:
+            continue
+        if entry.endswith((".zip", ".egg", ".whl")) and os.path.isfile(entry):
+            found.append(os.path.abspath(entry))
+        elif run_py and os.path.abspath(entry) == os.path.abspath(run_py) and os.path.isdir(entry):
+            found += [os.path.join(os.path.abspath(entry), n) for n in sorted(os.listdir(entry))
+                      if n.endswith(".py")]
+    return found
 
 
 def _package_files(package_dir: str) -> List[str]:

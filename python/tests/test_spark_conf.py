@@ -205,3 +205,17 @@ def test_spark_jdbc_names_the_driver_of_each_database_kind():
     for bad in ("jdbc:oracle:thin:@h:1521/x", "postgresql://h/db", "jdbc:"):
         with pytest.raises(ValueError):
             spark_jdbc(bad)
+
+
+def test_cluster_master_also_ships_the_runs_extra_py_files(env, tmp_path):
+    run_py = tmp_path / "run" / "py"
+    run_py.mkdir()
+    (run_py / "helpers.py").write_text("X = 1\n")
+    (run_py / "notes.txt").write_text("")
+    wheel = tmp_path / "lib-1.0-py3-none-any.whl"
+    wheel.write_bytes(b"PK")
+    env["PYTHONPATH"] = os.pathsep.join(["/opt/runtime/python", str(run_py), str(wheel),
+                                         str(tmp_path / "missing.zip")])
+    files = session_conf({"--spark-master": "yarn"}, env)["spark.submit.pyFiles"].split(",")
+    assert os.path.basename(files[0]).startswith("awsglue-")
+    assert files[1:] == [str(run_py / "helpers.py"), str(wheel)]
