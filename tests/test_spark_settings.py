@@ -114,20 +114,33 @@ def s3srv():
 
 
 @pytest.fixture(scope="module")
-def spark(s3srv):
+def local_run_dir():
+    tmp = tempfile.mkdtemp(prefix="og-spark-local-")
+    yield tmp
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def spark(s3srv, local_run_dir):
     assert spark_jars(), "no Spark jars: `make deps` fetches spark-jars.txt"
     from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
     if SparkContext._active_spark_context is not None:  # another module's session: ours needs its own jars
         SparkContext._active_spark_context.stop()
-    tmp = tempfile.mkdtemp(prefix="og-spark-local-")
-    env = run_env(tmp, AWS_ENDPOINT_URL_S3=s3srv.s3_endpoint, OPENGLUE_SPARK_MASTER="local[2]")
+    env = run_env(local_run_dir, AWS_ENDPOINT_URL_S3=s3srv.s3_endpoint, OPENGLUE_SPARK_MASTER="local[2]")
     conf = session_conf({"--JOB_NAME": "settings-local"}, env)
     session = SparkSession.builder.config(conf=SparkConf().setAll(list(conf.items()))).getOrCreate()
     session.sparkContext.setLogLevel("WARN")
     yield session
     session.stop()
-    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_local_session_scratch_space_is_the_runs_tmpdir(spark, local_run_dir):
+    tmp = os.path.join(local_run_dir, "tmp")
+    assert spark.sparkContext.master == "local[2]"
+    assert spark._jvm.java.lang.System.getProperty("java.io.tmpdir") == tmp
+    assert spark.range(10000).repartition(3).selectExpr("id % 7 AS k").groupBy("k").count().count() == 7
+    assert [d for d in os.listdir(tmp) if d.startswith("blockmgr-")], os.listdir(tmp)  # shuffle files
 
 
 def test_s3_and_s3a_paths_read_and_write_the_embedded_store(s3srv, spark):

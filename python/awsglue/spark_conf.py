@@ -228,7 +228,10 @@ def session_conf(args: Mapping[str, str], environ: Optional[Mapping[str, str]] =
         conf["spark.pyspark.python"] = python
     _s3a(env, conf)
     tmp = env.get("TMPDIR") or tempfile.gettempdir()
-    conf["spark.local.dir"] = os.path.join(tmp, "spark-local")
+    # Spark's local dirs (shuffle, spills, broadcast blocks) default to the JVM's java.io.tmpdir:
+    # the run's TMPDIR. (spark.local.dir would do the same in local mode but draws a warning on
+    # every start, and cluster managers override it on executors.)
+    conf["spark.driver.extraJavaOptions"] = "-Djava.io.tmpdir=" + tmp
     conf["spark.hadoop.fs.s3a.buffer.dir"] = os.path.join(tmp, "s3a")
     conf["spark.hadoop.hadoop.tmp.dir"] = os.path.join(tmp, "hadoop")
     if _enabled(args, "enable-spark-ui"):

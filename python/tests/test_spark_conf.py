@@ -99,7 +99,8 @@ def test_no_endpoint_leaves_s3a_on_its_defaults(env):
 
 def test_scratch_space_is_under_tmpdir(env):
     conf = session_conf({}, env)
-    assert conf["spark.local.dir"] == os.path.join(env["TMPDIR"], "spark-local")
+    assert conf["spark.driver.extraJavaOptions"] == "-Djava.io.tmpdir=" + env["TMPDIR"]
+    assert "spark.local.dir" not in conf  # Spark's local dirs follow java.io.tmpdir
     assert conf["spark.hadoop.fs.s3a.buffer.dir"].startswith(env["TMPDIR"] + "/")
 
 
