@@ -44,7 +44,7 @@ help:
 	@echo "make build   build build/openglue"
 	@echo "make bench   run the catalog benchmark against OpenGlue and moto (docs/benchmarks.md)"
 	@echo "make bench-jobs  run the jobs benchmark: job-run latency, queued runs (docs/benchmarks.md)"
-	@echo "make bench-etl   run the ETL benchmark: 2 GB CSV -> partitioned Parquet, OpenGlue next to pyarrow and DuckDB"
+	@echo "make bench-etl   run the ETL benchmark: 2 GB CSV -> partitioned Parquet, OpenGlue next to pyarrow, DuckDB and Spark local"
 	@echo "make bench-bookmarks  run the bookmarks benchmark: incremental vs full run over 100,000 processed objects"
 	@echo "make sanitize    clang ASan+UBSan build (also the -Wthread-safety check), run the unit tests"
 	@echo "make tsan        clang ThreadSanitizer build, run the unit tests"

@@ -8,6 +8,9 @@ and jars/), on 127.0.0.1, with Debian's Java 17 (`make deps`).
         spark_cluster.url        # spark://127.0.0.1:PORT, the master to give a run
         spark_cluster.state()    # the master's JSON (workers, activeapps, completedapps)
 
+    with own_jvm_session(conf) as spark:   # a SparkSession in this process on a JVM of its own
+        ...
+
 `spark_cluster` is module-scoped: the master and the worker start once per test module that
 uses it and are stopped at its end, each with its whole process group (the worker's executor
 JVMs included), so nothing outlives the module. The worker offers 1 core and 1 GB (an
@@ -15,6 +18,7 @@ application's default executor size), works in a temporary folder (never inside 
 and is registered with the master before the fixture yields. A missing Java is a test failure
 naming the Debian package, never a skip: CI must have it.
 """
+import contextlib
 import json
 import os
 import shutil
@@ -151,6 +155,51 @@ class SparkCluster:
                     pass
                 break
         self.worker = self.master = None
+
+
+def stop_jvm():
+    """Stops this process's SparkContext and its JVM (pyspark keeps the JVM of the first
+    context for every later one, so settings read when the JVM starts, such as spark.jars and
+    spark.driver.extraJavaOptions, would be those of whoever started it)."""
+    from pyspark import SparkContext
+    if SparkContext._active_spark_context is not None:
+        SparkContext._active_spark_context.stop()
+    gateway = SparkContext._gateway
+    if gateway is None:
+        return
+    SparkContext._gateway = None
+    SparkContext._jvm = None
+    proc = getattr(gateway, "proc", None)
+    try:
+        gateway.shutdown()
+    except Exception:  # noqa: BLE001 - a JVM already gone
+        pass
+    if proc is not None:
+        # The gateway JVM exits when its standard input closes.
+        try:
+            proc.stdin.close()
+        except (OSError, AttributeError):
+            pass
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def own_jvm_session(conf):
+    """A SparkSession built from `conf` (e.g. session_conf()) on a JVM started for it, stopped
+    with its JVM afterwards."""
+    from pyspark import SparkConf
+    from pyspark.sql import SparkSession
+    stop_jvm()
+    session = SparkSession.builder.config(conf=SparkConf().setAll(list(conf.items()))).getOrCreate()
+    try:
+        session.sparkContext.setLogLevel("WARN")
+        yield session
+    finally:
+        stop_jvm()
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,7 @@ import pytest
 
 from conftest import ACCESS_KEY, REGION, SECRET_KEY
 from dbkit import maria, pg  # noqa: F401  (fixtures)
-from sparkkit import spark_cluster  # noqa: F401  (fixture)
+from sparkkit import own_jvm_session, spark_cluster  # noqa: F401  (fixture)
 from test_s3_api import s3_server
 
 from awsglue.spark_conf import session_conf, spark_jars, spark_jdbc
@@ -123,16 +123,9 @@ def local_run_dir():
 @pytest.fixture(scope="module")
 def spark(s3srv, local_run_dir):
     assert spark_jars(), "no Spark jars: `make deps` fetches spark-jars.txt"
-    from pyspark import SparkConf, SparkContext
-    from pyspark.sql import SparkSession
-    if SparkContext._active_spark_context is not None:  # another module's session: ours needs its own jars
-        SparkContext._active_spark_context.stop()
     env = run_env(local_run_dir, AWS_ENDPOINT_URL_S3=s3srv.s3_endpoint, OPENGLUE_SPARK_MASTER="local[2]")
-    conf = session_conf({"--JOB_NAME": "settings-local"}, env)
-    session = SparkSession.builder.config(conf=SparkConf().setAll(list(conf.items()))).getOrCreate()
-    session.sparkContext.setLogLevel("WARN")
-    yield session
-    session.stop()
+    with own_jvm_session(session_conf({"--JOB_NAME": "settings-local"}, env)) as session:
+        yield session
 
 
 def test_local_session_scratch_space_is_the_runs_tmpdir(spark, local_run_dir):
