@@ -195,7 +195,12 @@ def run_settings(args: Dict[str, str]) -> Dict[str, str]:
     settings = {str(k): str(v) for k, v in session_conf(args).items()}
     tmp = os.environ.get("TMPDIR") or os.path.join(os.environ.get("OPENGLUE_RUN_DIR", "."), "tmp")
     settings.setdefault("spark.ui.showConsoleProgress", "false")
+    # Ivy's cache (spark-submit sets it up even with no packages) must not depend on the job
+    # user's home, which an unprivileged job user may not have.
+    settings.setdefault("spark.jars.ivy", os.path.join(tmp, "ivy2"))
     java_tmp = "-Djava.io.tmpdir=" + tmp
+    if os_user_name() is None:  # no home either: Java's user.home would be "?"
+        java_tmp += " -Duser.home=" + os.path.join(os.environ.get("OPENGLUE_RUN_DIR", tmp), "work")
     for key in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):
         current = settings.get(key, "")
         if "java.io.tmpdir" not in current:
@@ -233,30 +238,68 @@ def _configure_spark() -> None:
     os.environ["PYTHONPATH"] = os.pathsep.join(
         p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
         if p and not is_openglue_pyspark_dir(p))
+    # The user Spark names (and Hadoop logs in as, see after_pyspark_import).
+    os.environ.setdefault("SPARK_USER", os_user_name() or "openglue-{}".format(os.getuid()))
     os.environ["OPENGLUE_SPARK_PREPARED"] = "1"
+    if sys.excepthook is sys.__excepthook__:
+        sys.excepthook = _excepthook
     threading.Thread(target=_watch_progress, name="openglue-spark-progress",
                      daemon=True).start()
 
 
+def os_user_name() -> Optional[str]:
+    """This process's user name from the system's user database; None for a uid without an
+    entry (the per-run uids of `job_user = auto`)."""
+    try:
+        import pwd
+        return pwd.getpwuid(os.getuid()).pw_name
+    except (KeyError, ImportError):
+        return None
+
+
 def after_pyspark_import() -> None:
-    """Called once the real pyspark is imported on a Spark run: the JVM, when pyspark starts it,
-    gets the secret settings as system properties before any SparkContext reads them."""
-    if not _secret_settings:
+    """Called once the real pyspark is imported on a Spark run: the JVM, when pyspark starts it
+    and before any SparkContext exists, gets the secret settings as system properties and, for
+    a uid without a user name, a Hadoop login user (Hadoop's OS login fails without a name)."""
+    if not os.environ.get("OPENGLUE_SPARK_PREPARED"):
         return
     import pyspark.context as context
     launch = context.launch_gateway
     if getattr(launch, "_openglue", False):
         return
+    nameless = os_user_name() is None
 
     def launch_gateway(*a, **kw):
         gateway = launch(*a, **kw)
         system = gateway.jvm.java.lang.System
         for key, value in _secret_settings.items():
             system.setProperty(key, value)
+        if nameless:
+            ugi = gateway.jvm.org.apache.hadoop.security.UserGroupInformation
+            ugi.setLoginUser(ugi.createRemoteUser(os.environ["SPARK_USER"]))
         return gateway
 
     launch_gateway._openglue = True  # type: ignore[attr-defined]
     context.launch_gateway = launch_gateway
+
+
+def _excepthook(etype, value, tb) -> None:
+    """Python's traceback, then, when Spark's message runs over several lines (an
+    AnalysisException's plan, a Java stack trace), one `Type: first line` summary, so the
+    run's ErrorMessage (the last unindented line of its error stream) names the error."""
+    sys.__excepthook__(etype, value, tb)
+    try:
+        text = str(value)
+        java = getattr(value, "java_exception", None)
+        if java is not None:
+            text = java.toString()
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        if java is not None or len(lines) > 1:
+            name = etype.__name__ if etype.__module__ == "builtins" else \
+                "{}.{}".format(etype.__module__, etype.__qualname__)
+            print("{}: {}".format(name, lines[0] if lines else ""), file=sys.stderr, flush=True)
+    except Exception:  # the JVM may be gone: the traceback above stands
+        pass
 
 
 def _say(text: str) -> None:
