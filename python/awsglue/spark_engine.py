@@ -22,6 +22,7 @@ script (or its GlueContext, whichever comes first) calls `prepare()`, which:
 The pyspark package then is the stand-in (embedded) or hands over to the real pyspark (spark,
 and outside job runs when one is installed). See docs/engines.md.
 """
+import atexit
 import importlib.machinery
 import os
 import re
@@ -243,6 +244,7 @@ def _configure_spark() -> None:
     os.environ["OPENGLUE_SPARK_PREPARED"] = "1"
     if sys.excepthook is sys.__excepthook__:
         sys.excepthook = _excepthook
+    atexit.register(_stop_spark)
     threading.Thread(target=_watch_progress, name="openglue-spark-progress",
                      daemon=True).start()
 
@@ -281,6 +283,19 @@ def after_pyspark_import() -> None:
 
     launch_gateway._openglue = True  # type: ignore[attr-defined]
     context.launch_gateway = launch_gateway
+
+
+def _stop_spark() -> None:
+    """At the script's end: stops the SparkContext it left running (Glue scripts rarely stop
+    it), so Spark finishes its event log and removes its scratch files before the JVM goes."""
+    context = getattr(sys.modules.get("pyspark.context"), "SparkContext", None)
+    active = context._active_spark_context if context is not None else None
+    if active is None or getattr(active, "_jsc", None) is None:
+        return
+    try:
+        active.stop()
+    except Exception:  # the JVM is already gone
+        pass
 
 
 def _excepthook(etype, value, tb) -> None:
