@@ -435,6 +435,7 @@ int Serve(int argc, char** argv) {
   if (external_objects) job_options.objects = external_objects.get();
   job_options.python = config.python;
   job_options.runtime_path = runtime_path;
+  job_options.spark_master = config.spark_master;
   job_options.max_concurrent_runs = config.max_concurrent_runs;
   // DeleteJob deletes the job's bookmark in its own transaction.
   job_options.on_delete_job = &bookmarks::BookmarkService::DeleteJobBookmarks;

@@ -30,9 +30,16 @@ def venv(tmp_path_factory):
     python = str(env_dir / "bin" / "python")
     purelib = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
                              check=True, capture_output=True, text=True).stdout.strip()
+    # The project environment's packages (pyarrow, boto3, ...) except its real pyspark (the
+    # Spark engine's), so this is an installation without one, where the stand-in is pyspark.
     project_site = sysconfig.get_path("purelib")
+    visible = base / "project-site"
+    visible.mkdir()
+    for name in os.listdir(project_site):
+        if not name.startswith(("pyspark", "py4j")):
+            os.symlink(os.path.join(project_site, name), visible / name)
     with open(os.path.join(purelib, "zz_project_venv.pth"), "w") as f:
-        f.write(project_site + "\n")
+        f.write(str(visible) + "\n")
     result = subprocess.run([sys.executable, "-m", "pip", "--python", python, "install",
                              "--no-deps", "--no-index",
                              "--no-build-isolation", "--disable-pip-version-check", "-q",

@@ -66,13 +66,13 @@ def test_glueetl_on_the_embedded_engine(kit, glue, tmp_path, server):
     logs = server.client("logs")
     try:
         out = tmp_path / "ok.json"
-        run = kit.run(job, Arguments={"--db": db, "--out": str(out), "--use_spark": "no"})
+        run = kit.run(job, Arguments={"--db": db, "--out": str(out), "--use_spark": "no",
+                                      "--engine": "embedded"})
         assert run["JobRunState"] == "SUCCEEDED", run.get("ErrorMessage")
         assert json.loads(out.read_text()) == {"paths": [["s3://d/t/p=b", {"p": "b"}]],
                                                "format": "parquet"}
         errors = log_messages(logs, ERROR, run["Id"])
-        assert errors[0].startswith("[openglue] engine: embedded (--engine not set, auto: the "
-                                    "embedded engine runs every job")
+        assert errors[0] == "[openglue] engine: embedded (--engine embedded)"
         outputs = log_messages(logs, "/aws-glue/jobs/output", run["Id"])
         assert any(m.startswith(f"[openglue] job.commit(): job {job} run {run['Id']} committed")
                    for m in outputs), outputs
@@ -96,11 +96,10 @@ def test_glueetl_on_the_embedded_engine(kit, glue, tmp_path, server):
 def test_engine_argument_is_checked_before_the_run_starts(kit, tmp_path):
     marker = tmp_path / "ran"
     body = f"open({str(marker)!r}, 'w').write('x')\n"
-    job = kit.job(body, DefaultArguments={"--engine": "spark"})
+    job = kit.job(body, DefaultArguments={"--engine": "turbo"})
     run = kit.run(job)
     assert run["JobRunState"] == "FAILED"
-    assert run["ErrorMessage"] == ("--engine spark: the Spark engine is not available yet; run "
-                                   "the job with --engine auto or --engine embedded")
+    assert run["ErrorMessage"] == "--engine 'turbo' is not an engine: use auto, embedded or spark"
     assert not marker.exists()
     # The run's Arguments override the job's.
     run = kit.run(job, Arguments={"--engine": "Embedded"})

@@ -28,6 +28,20 @@ def s3_client(endpoint, key=ACCESS_KEY, secret=SECRET_KEY):
                         aws_secret_access_key=secret, config=config)
 
 
+def free_ports(count):
+    """`count` distinct ports that were free a moment ago (all held open while picking)."""
+    held = []
+    try:
+        for _ in range(count):
+            s = socket.socket()
+            held.append(s)
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in held]
+    finally:
+        for s in held:
+            s.close()
+
+
 def children(pid, name="versitygw"):
     """Pids of the processes whose parent is `pid` and whose command is `name`."""
     found = []
@@ -50,8 +64,11 @@ class S3Server(Server):
     """A server with the S3 API on a known port."""
 
     def __init__(self, data_dir, extra_args=(), env=None):
-        self.s3_port = free_port()
-        super().__init__(data_dir, ["--s3-api-port", str(self.s3_port), *extra_args], env)
+        # Both ports are fixed and distinct: with `--port 0` the system could hand the server
+        # the S3 port just picked here, and versitygw would find it taken.
+        self.s3_port, api_port = free_ports(2)
+        super().__init__(data_dir, ["--port", str(api_port), "--s3-api-port", str(self.s3_port),
+                                    *extra_args], env)
 
     @property
     def s3_endpoint(self):
@@ -273,9 +290,6 @@ def test_no_orphan_s3_server_after_the_server_stops(how):
     try:
         (gateway,) = srv.gateway_pids()
         srv.s3().create_bucket(Bucket="alive")
-        # The restarted server listens on a port chosen now, while the S3 port is taken: with
-        # `--port 0` the system could hand the server the S3 port the gateway just gave back.
-        srv.extra_args = [*srv.extra_args, "--port", str(free_port())]
         if how == "sigterm":
             srv.stop()
         else:

@@ -145,43 +145,116 @@ def _catalog():
 class GlueContext:
     """The entry point of a Glue script: `GlueContext(SparkContext.getOrCreate())`.
 
-    On the embedded engine the SparkContext is only accepted (OpenGlue's pyspark stand-in or a
-    real one); data work happens in `self._engine`.
+    Glue's own API (sources, sinks, DynamicFrame transforms, bookmarks) runs on `self._engine`
+    (the embedded engine) on both engines. On the Spark engine the SparkContext is a real one,
+    `spark_session` is its SparkSession and toDF/fromDF bridge to DataFrames.
     """
 
     def __init__(self, sparkContext=None, engine=None, **options):
+        from . import spark_engine
+        # In a job run: decides `auto` if the script has not imported pyspark yet, and says
+        # which engine runs it in the run's log.
+        self._run_engine = spark_engine.prepare()
         self._sc = sparkContext
+        self._spark = None
         self._engine = engine or EmbeddedEngine()
-        try:  # the runtime helper's one-line "which engine runs this job" note, in a job run
-            from .spark_api import announce_engine  # type: ignore
-        except ImportError:
-            announce_engine = None
-        if announce_engine is not None:
-            announce_engine()
         self._options = options
         self._logger = GlueLogger()
         self.create_dynamic_frame = DynamicFrameReader(self)
         self.write_dynamic_frame = DynamicFrameWriter(self)
+        self.create_data_frame = DataFrameReader(self)
+        self.write_data_frame = DataFrameWriter(self)
         self.written: Dict[str, List[str]] = {}
 
     # ---------------------------------------------------------------- Spark-side API
 
+    def _spark_enabled(self) -> bool:
+        """Whether this context bridges to Spark: the run's engine is Spark, or (outside a job
+        run) it was built on a real pyspark SparkContext."""
+        if self._run_engine:
+            return self._run_engine == "spark"
+        from .spark_api import is_standin
+        return self._sc is not None and not is_standin(self._sc) and hasattr(self._sc, "_jsc")
+
     @property
     def spark_session(self):
-        return _spark_session()
+        """The SparkSession: the real one on the Spark engine (on this context's SparkContext,
+        made with the run's settings if the script made none); the stand-in's on the embedded
+        engine."""
+        if not self._spark_enabled():
+            return _spark_session()
+        if self._spark is None:
+            from pyspark import SparkContext
+            from pyspark.sql import SparkSession
+            if self._sc is None or not hasattr(self._sc, "_jsc"):
+                self._sc = SparkContext.getOrCreate()
+            # The process's session (one the script built with the builder, else a new one on
+            # self._sc), so temporary views and SQL settings are shared with the script's.
+            self._spark = SparkSession.builder.getOrCreate()
+        return self._spark
 
-    @property
-    def sparkSession(self):
-        return _spark_session()
+    sparkSession = spark_session
 
-    def create_data_frame_from_options(self, *args, **kwargs):
-        raise spark_unavailable("glueContext.create_data_frame_from_options()")
+    def _data_frame(self, frame: DynamicFrame):
+        if not self._spark_enabled():
+            raise spark_unavailable("glueContext.create_data_frame")
+        return frame.toDF()
 
-    def create_data_frame_from_catalog(self, *args, **kwargs):
-        raise spark_unavailable("glueContext.create_data_frame_from_catalog()")
+    def create_data_frame_from_options(self, connection_type: str = "s3", connection_options=None,
+                                       format=None, format_options=None,
+                                       transformation_ctx: str = "", **kwargs):
+        """A Spark DataFrame from a source (the Spark engine): the DynamicFrame source of the
+        same arguments, then toDF(), so options and bookmarks behave as they do there."""
+        if not self._spark_enabled():
+            raise spark_unavailable("glueContext.create_data_frame_from_options()")
+        return self._data_frame(self.create_dynamic_frame_from_options(
+            connection_type, connection_options, format, format_options, transformation_ctx,
+            **kwargs))
 
-    def create_dynamic_frame_from_rdd(self, *args, **kwargs):
-        raise spark_unavailable("glueContext.create_dynamic_frame_from_rdd()")
+    def create_data_frame_from_catalog(self, database: Optional[str] = None,
+                                       table_name: Optional[str] = None,
+                                       redshift_tmp_dir: str = "", transformation_ctx: str = "",
+                                       push_down_predicate: str = "", additional_options=None,
+                                       catalog_id: Optional[str] = None, **kwargs):
+        """A Spark DataFrame from a catalog table (the Spark engine), through
+        create_dynamic_frame_from_catalog and toDF()."""
+        if not self._spark_enabled():
+            raise spark_unavailable("glueContext.create_data_frame_from_catalog()")
+        return self._data_frame(self.create_dynamic_frame_from_catalog(
+            database, table_name, redshift_tmp_dir, transformation_ctx, push_down_predicate,
+            additional_options, catalog_id, **kwargs))
+
+    def create_dynamic_frame_from_rdd(self, data, name: str, schema=None, sample_ratio=None,
+                                      transformation_ctx: str = "", **kwargs) -> DynamicFrame:
+        """A DynamicFrame from an RDD (or a list) of rows (the Spark engine)."""
+        if not self._spark_enabled():
+            raise spark_unavailable("glueContext.create_dynamic_frame_from_rdd()")
+        df = self.spark_session.createDataFrame(data, schema, sample_ratio)
+        return DynamicFrame.fromDF(df, self, name)
+
+    def write_data_frame_from_catalog(self, frame, database: Optional[str] = None,
+                                      table_name: Optional[str] = None,
+                                      redshift_tmp_dir: str = "", transformation_ctx: str = "",
+                                      additional_options=None,
+                                      catalog_id: Optional[str] = None, **kwargs):
+        """Writes a Spark DataFrame into a catalog table (the Spark engine): fromDF, then the
+        DynamicFrame sink of the same arguments."""
+        if not self._spark_enabled():
+            raise spark_unavailable("glueContext.write_data_frame_from_catalog()")
+        return self.write_dynamic_frame_from_catalog(
+            DynamicFrame.fromDF(frame, self, table_name or ""), database, table_name,
+            redshift_tmp_dir, transformation_ctx, additional_options, catalog_id, **kwargs)
+
+    def write_data_frame_from_options(self, frame, connection_type: str = "s3",
+                                      connection_options=None, format=None, format_options=None,
+                                      transformation_ctx: str = ""):
+        """Writes a Spark DataFrame to a sink (the Spark engine): fromDF, then the DynamicFrame
+        sink of the same arguments."""
+        if not self._spark_enabled():
+            raise spark_unavailable("glueContext.write_data_frame_from_options()")
+        return self.write_dynamic_frame_from_options(
+            DynamicFrame.fromDF(frame, self, ""), connection_type, connection_options, format,
+            format_options, transformation_ctx)
 
     def get_logger(self) -> GlueLogger:
         return self._logger
@@ -416,6 +489,47 @@ class GlueContext:
         """The JDBC settings of a Glue connection, as Glue returns them: url (without the
         database), fullUrl, user, password, vendor and the SSL fields (awsglue.jdbc)."""
         return _jdbc().extract_jdbc_conf(connection_name, catalog_id)
+
+
+class DataFrameReader:
+    """`glueContext.create_data_frame` (Glue 4/5): from_catalog and from_options give Spark
+    DataFrames (the Spark engine)."""
+
+    def __init__(self, ctx: GlueContext):
+        self._ctx = ctx
+
+    def from_catalog(self, database=None, table_name=None, redshift_tmp_dir="",
+                     transformation_ctx="", push_down_predicate="", additional_options=None,
+                     catalog_id=None, **kwargs):
+        return self._ctx.create_data_frame_from_catalog(
+            database, table_name, redshift_tmp_dir, transformation_ctx, push_down_predicate,
+            additional_options, catalog_id, **kwargs)
+
+    def from_options(self, connection_type="s3", connection_options=None, format=None,
+                     format_options=None, transformation_ctx="", **kwargs):
+        return self._ctx.create_data_frame_from_options(
+            connection_type, connection_options, format, format_options, transformation_ctx,
+            **kwargs)
+
+
+class DataFrameWriter:
+    """`glueContext.write_data_frame` (Glue 4/5): from_catalog and from_options take Spark
+    DataFrames (the Spark engine)."""
+
+    def __init__(self, ctx: GlueContext):
+        self._ctx = ctx
+
+    def from_catalog(self, frame, database=None, table_name=None, redshift_tmp_dir="",
+                     transformation_ctx="", additional_options=None, catalog_id=None, **kwargs):
+        return self._ctx.write_data_frame_from_catalog(
+            frame, database, table_name, redshift_tmp_dir, transformation_ctx,
+            additional_options, catalog_id, **kwargs)
+
+    def from_options(self, frame, connection_type="s3", connection_options=None, format=None,
+                     format_options=None, transformation_ctx=""):
+        return self._ctx.write_data_frame_from_options(
+            frame, connection_type, connection_options, format, format_options,
+            transformation_ctx)
 
 
 class DataSource:

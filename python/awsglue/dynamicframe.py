@@ -1,6 +1,7 @@
 """DynamicFrame, DynamicFrameCollection and the reader/writer objects of GlueContext.
 
-A DynamicFrame is a lazy plan on an engine (the embedded engine now, Spark later): transforms
+A DynamicFrame is a lazy plan on the embedded engine, on both engines (the Spark engine bridges
+to DataFrames with toDF/fromDF, awsglue/spark_bridge.py): transforms
 return new frames without reading data; `count`, `show`, `schema`, writes and the extensions
 `to_arrow`/`to_pandas` run the plan. The frame never touches Arrow itself: everything goes through
 `glue_ctx._engine` (see awsglue/_embedded/engine.py for the methods an engine provides).
@@ -63,11 +64,21 @@ class DynamicFrame:
         return cls(glue_ctx._engine.from_records(list(records), schema), glue_ctx, name)
 
     @staticmethod
-    def fromDF(dataframe, glue_ctx, name):
-        raise spark_unavailable("DynamicFrame.fromDF()")
+    def fromDF(dataframe, glue_ctx, name=""):
+        """A DynamicFrame over the rows of a Spark DataFrame (the Spark engine; the rows are
+        collected through Arrow, see awsglue/spark_bridge.py)."""
+        if not glue_ctx._spark_enabled():
+            raise spark_unavailable("DynamicFrame.fromDF()")
+        from .spark_bridge import from_spark
+        return from_spark(dataframe, glue_ctx, name)
 
     def toDF(self, options=None):
-        raise spark_unavailable("DynamicFrame.toDF()")
+        """The frame as a Spark DataFrame with its schema (the Spark engine); choice columns
+        become structs with one field per type, as in Glue."""
+        if not self.glue_ctx._spark_enabled():
+            raise spark_unavailable("DynamicFrame.toDF()")
+        from .spark_bridge import to_spark
+        return to_spark(self, self.glue_ctx.spark_session)
 
     # ---------------------------------------------------------------- actions
 

@@ -19,8 +19,9 @@ decided before the run starts by reading the script (Python's `ast`, nothing is 
 
 Creating the SparkContext and GlueContext, `from pyspark.sql.types import ...` and setting
 `spark.conf` are Glue's entry points and do not count. The scan errs towards Spark: a script it
-sends to Spark runs correctly there, only slower. Issue 10 (the Spark engine) calls this from the
-server (`python -m awsglue.engine_select SCRIPT --engine auto` prints the decision as JSON).
+sends to Spark runs correctly there, only slower. A job run calls this itself before its script
+computes anything (awsglue.spark_engine.prepare); `python -m awsglue.engine_select SCRIPT
+--engine auto` prints the decision as JSON.
 """
 import ast
 import json
@@ -243,8 +244,8 @@ def select_engine(source: str, requested: Optional[str] = "auto",
     if spark_available:
         return "spark", f"--engine auto: the script uses Spark's API ({listed}{more})"
     return "embedded", (f"--engine auto: the script uses Spark's API ({listed}{more}), but the "
-                        "Spark engine is not available yet; the embedded engine runs it and "
-                        "stops where Spark's API is first used")
+                        "Spark engine is not available on this installation; the embedded engine "
+                        "runs it and stops where Spark's API is first used")
 
 
 def main(argv: Sequence[str]) -> int:

@@ -23,9 +23,9 @@ A real pyspark is never shadowed.
 import threading
 from typing import Any, Dict, Iterable, Optional, Tuple
 
-# How the message ends; issue 10 (the Spark engine) changes it once `--engine spark` runs jobs.
-ENGINE_HINT = ("Run the job with --engine spark (the Spark engine is not available yet: "
-               "see the OpenGlue issue 'Scale-out on Apache Spark')")
+# How the message ends.
+ENGINE_HINT = ("Run the job with --engine spark, or --engine auto (the default), which sends "
+               "scripts that use Spark's API to Spark (docs/engines.md)")
 
 
 class SparkApiUnavailable(RuntimeError):
@@ -63,7 +63,7 @@ def announce_engine() -> None:
         return
     _announced = True
     reason = os.environ.get("OPENGLUE_ENGINE_REASON", "")
-    if engine == "embedded" and "auto" in reason.split(":")[0]:
+    if engine == "embedded" and "auto" in reason.split(":")[0] and "Spark's API" not in reason:
         reason += _spark_uses_of_script(sys.argv[0] if sys.argv else "")
     print(f"[openglue] engine: {engine}" + (f" ({reason})" if reason else ""), file=sys.stderr,
           flush=True)

@@ -105,7 +105,7 @@ def test_engine_choices():
     spark_script = HEADER + "df = src.toDF()\ndf.show()\n"
     engine, reason = select_engine(spark_script, "auto")
     assert engine == "embedded"
-    assert "uses Spark's API (line 18: toDF())" in reason and "not available yet" in reason
+    assert "uses Spark's API (line 18: toDF())" in reason and "not available on this installation" in reason
     assert select_engine(spark_script, "auto", spark_available=True) == (
         "spark", "--engine auto: the script uses Spark's API (line 18: toDF())")
     assert select_engine(spark_script, "embedded") == ("embedded", "--engine embedded")

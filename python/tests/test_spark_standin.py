@@ -12,9 +12,12 @@ PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHIMS = os.path.join(PYTHON_DIR, "shims")
 
 
-def run(body, extra_path=(), env=None):
+def run(body, extra_path=(), env=None, engine="embedded"):
+    """`body` in a fresh interpreter as a run on `engine` ("" = outside a job run) sees it."""
     environ = {k: v for k, v in os.environ.items() if not k.startswith("OPENGLUE_")}
     environ["PYTHONPATH"] = os.pathsep.join([PYTHON_DIR, SHIMS, *extra_path])
+    if engine:
+        environ["OPENGLUE_ENGINE"] = engine
     environ.update(env or {})
     return subprocess.run([sys.executable, "-c", textwrap.dedent(body)], capture_output=True,
                           text=True, env=environ, timeout=60)
@@ -105,7 +108,7 @@ def test_the_engine_is_announced_once_in_a_job_run():
                       "OPENGLUE_ENGINE_REASON": "--engine embedded"})
     assert result.returncode == 0, result.stderr
     assert result.stderr.splitlines() == ["[openglue] engine: embedded (--engine embedded)"]
-    quiet = run("import pyspark\n")
+    quiet = run("import pyspark\n")  # not a job run (no OPENGLUE_JOB_RUN_ID): silent
     assert quiet.returncode == 0 and quiet.stderr == ""
 
 
@@ -118,7 +121,7 @@ def test_a_real_pyspark_further_on_the_path_is_never_shadowed(tmp_path):
     import pyspark
     from pyspark.sql import SparkSession
     print(pyspark.REAL, SparkSession.REAL, pyspark.__file__)
-    """, extra_path=[str(tmp_path / "site")])
+    """, extra_path=[str(tmp_path / "site")], engine="")
     assert result.returncode == 0, result.stderr
     assert result.stdout.split()[:2] == ["True", "True"]
     assert result.stdout.split()[2] == str(real / "__init__.py")

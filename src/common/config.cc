@@ -191,6 +191,9 @@ const std::vector<ConfigKey>& Table() {
     {"runtime_path", "DIR", nullptr,
      "the awsglue runtime, put on job scripts' PYTHONPATH\n"
      "[default: the source tree's python/]", SetString<&S::runtime_path>},
+    {"spark_master", "URL", "local[*]",
+     "Spark master of jobs on the Spark engine (a run's\n--spark-master wins)",
+     SetString<&S::spark_master>},
     {"max_concurrent_runs", "N", "16", "job runs running at once, server-wide; more wait",
      SetInt<&S::max_concurrent_runs, 1, 10000>},
     {"bookmark_history_limit", "N", "1000",

@@ -53,6 +53,9 @@ struct ServerConfig {
   // (0 = forever).
   std::string python;
   std::string runtime_path;
+  // Where jobs on the Spark engine run (a Spark master URL: local[*], spark://host:7077, yarn,
+  // k8s://...), unless a run's --spark-master says otherwise. "" means local[*].
+  std::string spark_master;
   int max_concurrent_runs = 0;
   int bookmark_history_limit = 0;
   int log_retention_days = 0;

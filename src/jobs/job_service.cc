@@ -49,12 +49,13 @@ bool IsRunnableCommand(const std::string& name) {
 using resource::GetString;
 
 // The engine a glueetl run uses, from its `--engine` argument (DefaultArguments merged with the
-// run's Arguments): "auto" (the default) and "embedded" run the embedded engine; "spark" is
-// refused until the Spark engine exists (issue 10 fills it in, calling
-// `python -m awsglue.engine_select` for auto). `reason` is the sentence the run's log gets;
-// an error names a run that must fail before it starts.
+// run's Arguments): "embedded", "spark", or "auto" (the default), which the run decides itself
+// before its script runs (awsglue.spark_engine reads the script with awsglue.engine_select and
+// prints the decision and why into the run's log), so the jobs service never waits for it.
+// `reason` is the sentence the run's log gets; an error names a run that must fail before it
+// starts.
 struct EngineChoice {
-  std::string engine;  // "embedded" (the only one today)
+  std::string engine;  // "auto" | "embedded" | "spark"
   std::string reason;
   std::string error;   // non-empty: fail the run with this message
 };
@@ -68,20 +69,22 @@ EngineChoice ChooseEngine(const Json& arguments) {
   std::string value = Trim(requested);
   std::transform(value.begin(), value.end(), value.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (value.empty() || value == "auto")
-    return {"embedded",
-            (value.empty() ? "--engine not set, auto: " : "--engine auto: ") +
-                std::string("the embedded engine runs every job until the Spark engine exists "
-                            "(a script that uses Spark's own API stops where it first does)"),
-            ""};
+  if (value.empty()) return {"auto", "--engine not set, auto", ""};
+  if (value == "auto") return {"auto", "--engine auto", ""};
   if (value == "embedded") return {"embedded", "--engine embedded", ""};
-  if (value == "spark")
-    return {"", "", "--engine spark: the Spark engine is not available yet; run the job with "
-                    "--engine auto or --engine embedded"};
+  if (value == "spark") return {"spark", "--engine spark", ""};
   return {"", "", "--engine '" + TruncateUtf8(SanitizeUtf8(requested), 100) +
                       "' is not an engine: use auto, embedded or spark"};
 }
 
+// The run's argument `name` ("--spark-master") as text, "" when absent or not a string.
+std::string ArgumentText(const Json& arguments, const std::string& name) {
+  for (const std::string& key : {name, name.substr(2)}) {
+    auto it = arguments.find(key);
+    if (it != arguments.end() && it->is_string()) return Trim(it->get<std::string>());
+  }
+  return "";
+}
 
 // The last '/'-separated part of a path or URI, when it is a plain file name (not "", "." or
 // ".."); else `fallback`. Names the copy of an object in the run's folder.
@@ -911,10 +914,11 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
   if (!has_temp_dir) argv.insert(argv.end(), {"--TempDir", dir + "/tmp"});
 
   std::string python_path = options_.runtime_path;
-  // On the embedded engine, `pyspark` is OpenGlue's stand-in (python/shims, or the installed
-  // package's openglue_standin): scripts import Spark's entry points without a JVM. It hands
-  // over to a real pyspark when one is installed, so it never hides one.
-  if (engine.engine == "embedded" && !options_.runtime_path.empty()) {
+  // `pyspark` on a glueetl run's path is OpenGlue's package (python/shims, or the installed
+  // package's openglue_standin): on the embedded engine it is the stand-in (scripts import
+  // Spark's entry points without a JVM); on Spark it prepares the run's Spark settings and hands
+  // over to the real pyspark; on auto it first decides which of the two the script needs.
+  if (command_name == "glueetl" && !options_.runtime_path.empty()) {
     for (const char* folder : {"/shims", "/openglue_standin"}) {
       std::string shims = options_.runtime_path + folder;
       if (std::filesystem::is_regular_file(shims + "/pyspark/__init__.py", ec)) {
@@ -1010,6 +1014,19 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
       "OPENGLUE_ENGINE_REASON=" + (command_name == "glueetl" ? engine.reason
                                                              : "Python shell job (no engine)"),
   };
+  if (command_name == "glueetl") {
+    // Where Spark runs and how big its executors are (read by awsglue.spark_conf), and the
+    // run's folder (Spark's settings, event logs).
+    std::string master = ArgumentText(arguments, "--spark-master");
+    if (master.empty()) master = options_.spark_master;
+    env.push_back("OPENGLUE_SPARK_MASTER=" + (master.empty() ? std::string("local[*]") : master));
+    env.push_back("OPENGLUE_RUN_DIR=" + dir);
+    if (doc->contains("WorkerType") && (*doc)["WorkerType"].is_string())
+      env.push_back("OPENGLUE_WORKER_TYPE=" + (*doc)["WorkerType"].get<std::string>());
+    if (doc->contains("NumberOfWorkers") && (*doc)["NumberOfWorkers"].is_number_integer())
+      env.push_back("OPENGLUE_NUMBER_OF_WORKERS=" +
+                    std::to_string((*doc)["NumberOfWorkers"].get<int64_t>()));
+  }
   // Unmodified boto3 `s3` code in the script reaches the embedded store through the S3 API.
   if (!options_.s3_endpoint.empty()) env.push_back("AWS_ENDPOINT_URL_S3=" + options_.s3_endpoint);
   LaunchSpec spec;

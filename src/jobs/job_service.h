@@ -80,6 +80,9 @@ struct JobServiceOptions {
   std::string account_id = "000000000000";
   std::string python = "python3";     // interpreter for glueetl and pythonshell scripts
   std::string runtime_path;           // prepended to the scripts' PYTHONPATH (the awsglue package)
+  // Where glueetl runs on the Spark engine send their work (OPENGLUE_SPARK_MASTER) unless the
+  // run's `--spark-master` argument says otherwise; "" means local[*].
+  std::string spark_master;
   int max_concurrent_runs = 16;       // server-wide; further runs wait in WAITING
   int stop_grace_seconds = 10;        // BatchStopJobRun: SIGTERM, then SIGKILL after this
   int tick_interval_ms = 10;

@@ -90,6 +90,7 @@ class JobServiceTest : public ::testing::Test {
     options.endpoint = "http://127.0.0.1:1";
     options.max_concurrent_runs = max_concurrent;
     options.runtime_path = runtime_path_;
+    options.spark_master = spark_master_;
     RunCredentials credentials{
         [this](const RunGrant& grant) {
           granted.insert(grant.access_key_id);
@@ -144,6 +145,7 @@ class JobServiceTest : public ::testing::Test {
 
   std::string dir_;
   std::string runtime_path_;
+  std::string spark_master_;
   FakeClock clock_{1700000000000};
   SeededRandom random_{42};
   FakeLauncher launcher_;
@@ -383,10 +385,12 @@ TEST_F(JobServiceTest, ARunThatCannotBeStartedEndsInError) {
   EXPECT_TRUE(granted.empty());
 }
 
-// --engine: auto (the default) and embedded run the embedded engine with the pyspark stand-in
-// on the path; spark and unknown values fail the run before anything starts; pythonshell runs
-// get the same environment without an engine.
-TEST_F(JobServiceTest, EngineArgumentChoosesTheEmbeddedEngineOrFailsTheRunBeforeItStarts) {
+// --engine: auto (the default), embedded and spark start the run with OpenGlue's pyspark
+// package on the path and the engine in OPENGLUE_ENGINE (auto is decided by the run itself);
+// unknown values fail the run before anything starts; pythonshell runs get the same
+// environment without an engine. Spark's environment: master (run argument, else the server's
+// spark_master, else local[*]), run folder, worker type and count.
+TEST_F(JobServiceTest, EngineArgumentChoosesTheEngineOrFailsTheRunBeforeItStarts) {
   runtime_path_ = dir_ + "/runtime";
   std::filesystem::create_directories(runtime_path_ + "/shims/pyspark");
   std::ofstream(runtime_path_ + "/shims/pyspark/__init__.py") << "\n";
@@ -400,9 +404,12 @@ TEST_F(JobServiceTest, EngineArgumentChoosesTheEmbeddedEngineOrFailsTheRunBefore
   Start("etl");
   service_->Tick();
   ASSERT_EQ(launcher_.launched.size(), 1u);
-  EXPECT_EQ(env_of(0, "OPENGLUE_ENGINE"), "embedded");
-  EXPECT_EQ(env_of(0, "OPENGLUE_ENGINE_REASON").rfind("--engine not set, auto: ", 0), 0u);
+  EXPECT_EQ(env_of(0, "OPENGLUE_ENGINE"), "auto");
+  EXPECT_EQ(env_of(0, "OPENGLUE_ENGINE_REASON"), "--engine not set, auto");
   EXPECT_EQ(env_of(0, "PYTHONPATH"), runtime_path_ + ":" + runtime_path_ + "/shims");
+  EXPECT_EQ(env_of(0, "OPENGLUE_SPARK_MASTER"), "local[*]");
+  EXPECT_EQ(env_of(0, "OPENGLUE_RUN_DIR"), launcher_.launched.at(0).run_dir);
+  EXPECT_EQ(env_of(0, "OPENGLUE_WORKER_TYPE"), "<absent>");
 
   CreateJob("shell", {{"Command", {{"Name", "pythonshell"}, {"ScriptLocation", "s3://scripts/job.py"}}},
                       {"DefaultArguments", {{"--engine", "spark"}}}});
@@ -411,23 +418,43 @@ TEST_F(JobServiceTest, EngineArgumentChoosesTheEmbeddedEngineOrFailsTheRunBefore
   ASSERT_EQ(launcher_.launched.size(), 2u);
   EXPECT_EQ(env_of(1, "OPENGLUE_ENGINE"), "pythonshell");
   EXPECT_EQ(env_of(1, "PYTHONPATH"), runtime_path_);
+  EXPECT_EQ(env_of(1, "OPENGLUE_SPARK_MASTER"), "<absent>");
 
-  CreateJob("spark", {{"DefaultArguments", {{"--engine", "spark"}}}, {"ExecutionProperty", {{"MaxConcurrentRuns", 3}}}});
-  std::string refused = Start("spark");
+  CreateJob("spark", {{"DefaultArguments", {{"--engine", "spark"}}},
+                      {"WorkerType", "G.2X"}, {"NumberOfWorkers", 3},
+                      {"ExecutionProperty", {{"MaxConcurrentRuns", 3}}}});
+  std::string spark = Start("spark", {{"Arguments", {{"--spark-master", "spark://10.0.0.1:7077"}}}});
   std::string bad = Start("spark", {{"Arguments", {{"--engine", "fast\xff"}}}});
   std::string chosen = Start("spark", {{"Arguments", {{"--engine", " Embedded "}}}});
   for (int i = 0; i < 3; ++i) service_->Tick();
-  EXPECT_EQ(State("spark", refused), "FAILED");
-  EXPECT_EQ(Run("spark", refused)["ErrorMessage"],
-            "--engine spark: the Spark engine is not available yet; run the job with --engine "
-            "auto or --engine embedded");
+  EXPECT_EQ(State("spark", spark), "RUNNING");
   EXPECT_EQ(State("spark", bad), "FAILED");
   std::string message = Run("spark", bad)["ErrorMessage"];
   EXPECT_TRUE(IsValidUtf8(message));
   EXPECT_NE(message.find("' is not an engine: use auto, embedded or spark"), std::string::npos);
   EXPECT_EQ(State("spark", chosen), "RUNNING");
-  ASSERT_EQ(launcher_.launched.size(), 3u);  // only the embedded one started
-  EXPECT_EQ(env_of(2, "OPENGLUE_ENGINE_REASON"), "--engine embedded");
+  ASSERT_EQ(launcher_.launched.size(), 4u);  // the bad one never started
+  EXPECT_EQ(env_of(2, "OPENGLUE_ENGINE"), "spark");
+  EXPECT_EQ(env_of(2, "OPENGLUE_ENGINE_REASON"), "--engine spark");
+  EXPECT_EQ(env_of(2, "PYTHONPATH"), runtime_path_ + ":" + runtime_path_ + "/shims");
+  EXPECT_EQ(env_of(2, "OPENGLUE_SPARK_MASTER"), "spark://10.0.0.1:7077");
+  EXPECT_EQ(env_of(2, "OPENGLUE_WORKER_TYPE"), "G.2X");
+  EXPECT_EQ(env_of(2, "OPENGLUE_NUMBER_OF_WORKERS"), "3");
+  EXPECT_EQ(env_of(3, "OPENGLUE_ENGINE"), "embedded");
+  EXPECT_EQ(env_of(3, "OPENGLUE_ENGINE_REASON"), "--engine embedded");
+  EXPECT_EQ(env_of(3, "OPENGLUE_SPARK_MASTER"), "local[*]");
+}
+
+// The server's spark_master is the default of runs that do not name one.
+TEST_F(JobServiceTest, TheServersSparkMasterIsTheDefault) {
+  spark_master_ = "spark://master:7077";
+  MakeService();
+  CreateJob("etl", {{"DefaultArguments", {{"--engine", "spark"}}}});
+  Start("etl");
+  service_->Tick();
+  ASSERT_EQ(launcher_.launched.size(), 1u);
+  const auto& env = launcher_.launched.at(0).env;
+  EXPECT_NE(std::find(env.begin(), env.end(), "OPENGLUE_SPARK_MASTER=spark://master:7077"), env.end());
 }
 
 TEST_F(JobServiceTest, AnyCommandNameIsAcceptedAndItsRunFailsAsGlueSays) {

@@ -1,37 +1,29 @@
 """OpenGlue's pyspark stand-in for the embedded engine (see awsglue/spark_api.py).
 
-Scripts import Spark's entry points; here they are stand-ins that work until Spark itself is
-used, then raise awsglue.spark_api.SparkApiUnavailable. When a real pyspark is installed further
-along sys.path, importing this package loads that one instead: the stand-in never shadows it.
+On the embedded engine, scripts import Spark's entry points from here; they are stand-ins that
+work until Spark itself is used, then raise awsglue.spark_api.SparkApiUnavailable, and no JVM
+starts even when a real pyspark is installed. On the Spark engine (and outside job runs) a real
+pyspark further along sys.path is loaded instead. In a job run with `--engine auto`, the first
+import decides which (awsglue.spark_engine).
 """
 import importlib.machinery
 import importlib.util
-import os
 import sys
 
+from awsglue import spark_engine as _spark_engine
 
-def _real_pyspark_spec():
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    others = []
-    for entry in sys.path:
-        try:
-            if os.path.abspath(entry or os.getcwd()) == here:
-                continue
-        except (TypeError, ValueError):
-            continue
-        others.append(entry)
-    try:
-        return importlib.machinery.PathFinder.find_spec("pyspark", others)
-    except (ImportError, ValueError):
-        return None
-
-
-_real = _real_pyspark_spec()
-if _real is not None and _real.loader is not None:
+# In a job run this decides the engine (`auto`), says which in the run's log and, on Spark,
+# prepares Spark's settings before the script can start a JVM.
+_engine = _spark_engine.prepare()
+# The stand-in on the embedded engine, even when a real pyspark is installed (no JVM starts);
+# elsewhere a real pyspark further along sys.path takes over.
+_real = None if _engine == "embedded" else _spark_engine.real_pyspark_spec()
+if _real is not None:
     # Hand over: the import system returns sys.modules["pyspark"] once this module ends.
     _module = importlib.util.module_from_spec(_real)
     sys.modules["pyspark"] = _module
     _real.loader.exec_module(_module)
+    _spark_engine.after_pyspark_import()
 else:
     from awsglue.spark_api import (RDD, SparkApiUnavailable, SparkConf, SparkContext,  # noqa: F401
                                    StandIn, announce_engine)
