@@ -128,14 +128,6 @@ def spark(s3srv, local_run_dir):
         yield session
 
 
-def test_local_session_scratch_space_is_the_runs_tmpdir(spark, local_run_dir):
-    tmp = os.path.join(local_run_dir, "tmp")
-    assert spark.sparkContext.master == "local[2]"
-    assert spark._jvm.java.lang.System.getProperty("java.io.tmpdir") == tmp
-    assert spark.range(10000).repartition(3).selectExpr("id % 7 AS k").groupBy("k").count().count() == 7
-    assert [d for d in os.listdir(tmp) if d.startswith("blockmgr-")], os.listdir(tmp)  # shuffle files
-
-
 def test_s3_and_s3a_paths_read_and_write_the_embedded_store(s3srv, spark):
     s3 = s3srv.s3()
     bucket = "spark-" + uuid.uuid4().hex[:10]

@@ -16,7 +16,7 @@ built with, from the run's resolved job arguments (a dict keyed `--name`, as sys
                                 S3A's endpoint and credentials (the run's own)
     TMPDIR                      Spark's and S3A's scratch space
 
-Every setting is documented in docs/engines-settings.md ("Where Spark runs, storage and
+Every setting is documented in docs/engines.md ("Where Spark runs, storage and
 settings"). The job's own `--conf k=v --conf k2=v2` argument is applied last and wins.
 `py_files_archive()` zips the awsglue package for executors on a cluster.
 """
@@ -213,7 +213,7 @@ def _sizes(master: str, env: Mapping[str, str], machine: Machine, conf: Dict[str
 
 def session_conf(args: Mapping[str, str], environ: Optional[Mapping[str, str]] = None, *,
                  machine: Optional[Machine] = None) -> Dict[str, str]:
-    """Spark settings for this run's session (see the module's doc and docs/engines-settings.md)."""
+    """Spark settings for this run's session (see the module's doc and docs/engines.md)."""
     env = os.environ if environ is None else environ
     machine = machine or this_machine()
     conf: Dict[str, str] = {}
@@ -228,10 +228,10 @@ def session_conf(args: Mapping[str, str], environ: Optional[Mapping[str, str]] =
         conf["spark.pyspark.python"] = python
     _s3a(env, conf)
     tmp = env.get("TMPDIR") or tempfile.gettempdir()
-    # Spark's local dirs (shuffle, spills, broadcast blocks) default to the JVM's java.io.tmpdir:
-    # the run's TMPDIR. (spark.local.dir would do the same in local mode but draws a warning on
-    # every start, and cluster managers override it on executors.)
-    conf["spark.driver.extraJavaOptions"] = "-Djava.io.tmpdir=" + tmp
+    # Spark's own scratch space (SPARK_LOCAL_DIRS, java.io.tmpdir, with user.home for job users
+    # without a home) is set by the run's engine set-up (awsglue.spark_engine.run_settings), in
+    # the environment and the JVM options together; spark.local.dir is left unset (Spark warns
+    # about it on every start, and cluster managers override it on executors).
     conf["spark.hadoop.fs.s3a.buffer.dir"] = os.path.join(tmp, "s3a")
     conf["spark.hadoop.hadoop.tmp.dir"] = os.path.join(tmp, "hadoop")
     if _enabled(args, "enable-spark-ui"):
