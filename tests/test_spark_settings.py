@@ -21,10 +21,11 @@ import pytest
 
 from conftest import ACCESS_KEY, REGION, SECRET_KEY
 from dbkit import maria, pg  # noqa: F401  (fixtures)
+from jobkit import ERROR, kit, log_messages  # noqa: F401  (fixture)
 from sparkkit import own_jvm_session, spark_cluster  # noqa: F401  (fixture)
 from test_s3_api import s3_server
 
-from awsglue.spark_conf import session_conf, spark_jars, spark_jdbc
+from awsglue.spark_conf import session_conf, spark_jars, spark_jdbc, this_machine
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -114,6 +115,12 @@ def s3srv():
 
 
 @pytest.fixture(scope="module")
+def server(s3srv):
+    """jobkit's `kit` runs its jobs on this module's server (the one with the S3 API)."""
+    return s3srv
+
+
+@pytest.fixture(scope="module")
 def local_run_dir():
     tmp = tempfile.mkdtemp(prefix="og-spark-local-")
     yield tmp
@@ -164,3 +171,53 @@ def test_jdbc_source_and_sink_with_the_maven_drivers(request, spark, db_fixture)
     out = table + "_out"
     df.where("id = 2").write.format("jdbc").options(dbtable=out, **options).mode("overwrite").save()
     assert db.execute(f"SELECT id, name FROM {out}") == [(2, "bob")]
+
+
+# A job run on Spark through StartJobRun: Spark's own reader and writer on s3:// and s3a://
+# paths reach the server's S3 API with the run's own credentials; the worker type sizes local
+# mode; --enable-spark-ui leaves the event log in the run's folder.
+S3A_JOB = """
+import json, sys
+from awsglue.context import GlueContext
+from awsglue.utils import getResolvedOptions
+from pyspark.context import SparkContext
+
+args = getResolvedOptions(sys.argv, ["bucket"])
+sc = SparkContext.getOrCreate()
+spark = GlueContext(sc).spark_session
+df = spark.read.option("header", "true").csv("s3://%s/in/" % args["bucket"])
+df.write.mode("overwrite").partitionBy("city").parquet("s3a://%s/out/" % args["bucket"])
+conf = dict(sc.getConf().getAll())
+report = {"master": sc.master, "app_id": sc.applicationId,
+          "driver_memory": conf.get("spark.driver.memory"),
+          "event_log": conf.get("spark.eventLog.enabled"),
+          "rows": spark.read.parquet("s3a://%s/out/" % args["bucket"]).count()}
+spark.createDataFrame([(json.dumps(report),)], ["report"]).coalesce(1).write.mode("overwrite").text(
+    "s3://%s/report/" % args["bucket"])
+"""
+
+
+def test_a_spark_job_run_reads_and_writes_the_store_through_s3a(kit, s3srv):  # noqa: F811
+    s3 = s3srv.s3()
+    bucket = "sparkjob-" + uuid.uuid4().hex[:8]
+    s3.create_bucket(Bucket=bucket)
+    s3.put_object(Bucket=bucket, Key="in/people.csv", Body=b"id,name,city\n1,ann,oslo\n2,bob,rome\n3,cy,oslo\n")
+    job = kit.job(S3A_JOB, WorkerType="G.1X", NumberOfWorkers=2,
+                  DefaultArguments={"--engine": "spark", "--enable-spark-ui": "true"})
+    run = kit.run(job, timeout=240, Arguments={"--bucket": bucket})
+    if run["JobRunState"] != "SUCCEEDED":
+        print("\n".join(log_messages(s3srv.client("logs"), ERROR, run["Id"])))
+    assert run["JobRunState"] == "SUCCEEDED", run.get("ErrorMessage")
+    keys = [o["Key"] for o in s3.list_objects_v2(Bucket=bucket, Prefix="report/")["Contents"]]
+    (part,) = [k for k in keys if k.endswith(".txt")]
+    report = json.loads(s3.get_object(Bucket=bucket, Key=part)["Body"].read())
+    assert report["rows"] == 3
+    out = [o["Key"] for o in s3.list_objects_v2(Bucket=bucket, Prefix="out/")["Contents"]]
+    assert {k.split("/")[1] for k in out if "city=" in k} == {"city=oslo", "city=rome"}
+    # G.1X x 2 workers = one executor of 4 vCPU / 10 GB: local[min(4, CPUs)] here.
+    machine = this_machine()
+    assert report["master"] == f"local[{min(4, machine.cpus)}]"
+    assert report["driver_memory"] == f"{min(10240, max(1024, machine.memory_mb // 2))}m"
+    assert report["event_log"] == "true"
+    events = os.path.join(s3srv.data_dir, "runs", run["Id"], "spark-events")
+    assert any(name.startswith(report["app_id"]) for name in os.listdir(events)), os.listdir(events)

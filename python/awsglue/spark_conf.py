@@ -220,9 +220,6 @@ def session_conf(args: Mapping[str, str], environ: Optional[Mapping[str, str]] =
     master = _flag(args, "spark-master") or env.get("OPENGLUE_SPARK_MASTER") or "local[*]"
     master = master.strip() or "local[*]"
     conf["spark.app.name"] = _flag(args, "JOB_NAME") or env.get("OPENGLUE_JOB_NAME") or "openglue"
-    jars = spark_jars(env)
-    if jars:
-        conf["spark.jars"] = ",".join(jars)
     python = env.get("OPENGLUE_SPARK_PYTHON") or sys.executable
     if python:
         conf["spark.pyspark.python"] = python
@@ -249,6 +246,14 @@ def session_conf(args: Mapping[str, str], environ: Optional[Mapping[str, str]] =
         conf["spark.hadoop.hive.metastore.uris"] = hms
     master = _sizes(master, env, machine, conf)
     conf["spark.master"] = master
+    jars = spark_jars(env)
+    if jars:
+        # In local mode as local: URIs: the launcher then adds them to the classpath without
+        # resolving them through Hadoop's FileSystem, whose first use logs in the OS user, which
+        # fails for a job run's uid that has no user name (before the run can name one). A
+        # cluster gets plain paths: the driver serves them to the executors.
+        local = is_local_master(master)
+        conf["spark.jars"] = ",".join(("local:" + j) if local else j for j in jars)
     if is_local_master(master) or _master_host(master) in ("127.0.0.1", "localhost"):
         # Everything on this machine: the driver (its block manager, its UI) listens on the
         # loopback address only, never on the machine's network interfaces.

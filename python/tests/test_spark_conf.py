@@ -57,7 +57,9 @@ def test_app_name_is_the_job_name(env):
 def test_jars_are_the_jar_files_of_the_jars_folder(env):
     conf = session_conf({}, env)
     folder = env["OPENGLUE_SPARK_JARS_DIR"]
-    assert conf["spark.jars"] == f"{folder}/hadoop-aws-3.3.4.jar,{folder}/postgresql-42.7.8.jar"
+    assert conf["spark.jars"] == f"local:{folder}/hadoop-aws-3.3.4.jar,local:{folder}/postgresql-42.7.8.jar"
+    conf = session_conf({"--spark-master": "spark://127.0.0.1:7077"}, env)
+    assert conf["spark.jars"] == f"{folder}/hadoop-aws-3.3.4.jar,{folder}/postgresql-42.7.8.jar"  # shipped
     env["OPENGLUE_SPARK_JARS_DIR"] = folder + "/missing"
     assert spark_jars(env) == []
     assert "spark.jars" not in session_conf({}, env)
