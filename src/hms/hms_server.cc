@@ -1,0 +1,130 @@
+#include "hms/hms_server.h"
+
+#include <thread>
+#include <utility>
+
+#include <thrift/TConfiguration.h>
+#include <thrift/TOutput.h>
+#include <thrift/protocol/TBinaryProtocol.h>
+#include <thrift/server/TThreadedServer.h>
+#include <thrift/transport/TBufferTransports.h>
+#include <thrift/transport/TServerSocket.h>
+
+#include "common/logging.h"
+#include "common/thread_annotations.h"
+#include "hms/metastore_handler.h"
+
+namespace openglue::hms {
+namespace {
+
+namespace tt = apache::thrift;
+
+// A server socket whose listen() may be called twice: HmsServer::Start listens first (to report
+// a bind failure and learn the port), then TThreadedServer::serve() calls it again.
+class EarlyListenSocket : public tt::transport::TServerSocket {
+ public:
+  using TServerSocket::TServerSocket;
+  void listen() override {
+    if (listening_) return;
+    TServerSocket::listen();
+    listening_ = true;
+  }
+
+ private:
+  bool listening_ = false;  // only touched before serve() and by the serve() thread
+};
+
+// TBufferedTransport bounded by a TConfiguration (max message size, recursion depth) whose
+// message budget restarts with each message: Thrift's protocol checks every declared string
+// and container length against what is left of it, so no length prefix allocates more than a
+// message can carry.
+class BoundedBufferedTransport : public tt::transport::TBufferedTransport {
+ public:
+  BoundedBufferedTransport(std::shared_ptr<tt::transport::TTransport> transport,
+                           std::shared_ptr<tt::TConfiguration> config)
+      : TBufferedTransport(std::move(transport), config) {}
+  uint32_t readEnd() override {
+    resetConsumedMessageSize();
+    return TBufferedTransport::readEnd();
+  }
+};
+
+class BoundedTransportFactory : public tt::transport::TTransportFactory {
+ public:
+  explicit BoundedTransportFactory(std::shared_ptr<tt::TConfiguration> config) : config_(std::move(config)) {}
+  std::shared_ptr<tt::transport::TTransport> getTransport(
+      std::shared_ptr<tt::transport::TTransport> trans) override {
+    return std::make_shared<BoundedBufferedTransport>(std::move(trans), config_);
+  }
+
+ private:
+  std::shared_ptr<tt::TConfiguration> config_;
+};
+
+void ThriftOutput(const char* message) { OG_LOG(kDebug, "HMS thrift: " << message); }
+
+}  // namespace
+
+struct HmsServer::Impl {
+  std::shared_ptr<MetastoreHandler> handler;
+  std::shared_ptr<tt::server::TThreadedServer> server;
+  std::thread thread;
+  Mutex mu;
+  bool stopped GUARDED_BY(mu) = false;
+};
+
+Result<std::unique_ptr<HmsServer>> HmsServer::Start(catalog::Catalog* catalog, HmsOptions options) {
+  tt::GlobalOutput.setOutputFunction(&ThriftOutput);
+  auto impl = std::make_unique<Impl>();
+  impl->handler = std::make_shared<MetastoreHandler>(catalog, options);
+  auto socket = std::make_shared<EarlyListenSocket>(options.host, options.port);
+  socket->setRecvTimeout(options.idle_timeout_ms);
+  int port = 0;
+  try {
+    socket->listen();
+    port = socket->getPort();
+  } catch (const std::exception& e) {
+    return Status::InvalidInput("Hive Metastore: cannot listen on " + options.host + ":" +
+                                std::to_string(options.port) + ": " + e.what());
+  }
+  auto config = std::make_shared<tt::TConfiguration>(options.max_message_bytes, options.max_message_bytes);
+  auto protocol = std::make_shared<tt::protocol::TBinaryProtocolFactory>(
+      options.max_string_bytes, options.max_container_items, /*strict_read=*/true, /*strict_write=*/true);
+  auto processor = std::make_shared<wire::ThriftHiveMetastoreProcessorFactory>(
+      std::make_shared<wire::ThriftHiveMetastoreIfSingletonFactory>(impl->handler));
+  impl->server = std::make_shared<tt::server::TThreadedServer>(
+      processor, socket, std::make_shared<BoundedTransportFactory>(config), protocol);
+  impl->server->setConcurrentClientLimit(options.max_connections);
+  auto server = impl->server;
+  impl->thread = std::thread([server] {
+    try {
+      server->serve();
+    } catch (const std::exception& e) {
+      OG_LOG(kError, "Hive Metastore stopped: " << e.what());
+    }
+  });
+  return std::unique_ptr<HmsServer>(new HmsServer(std::move(impl), port, options.host));
+}
+
+HmsServer::HmsServer(std::unique_ptr<Impl> impl, int port, std::string host)
+    : impl_(std::move(impl)), port_(port), host_(std::move(host)) {}
+
+HmsServer::~HmsServer() { Stop(); }
+
+std::string HmsServer::uri() const { return "thrift://" + host_ + ":" + std::to_string(port_); }
+
+void HmsServer::Stop() {
+  {
+    MutexLock lock(&impl_->mu);
+    if (impl_->stopped) return;
+    impl_->stopped = true;
+  }
+  try {
+    impl_->server->stop();
+  } catch (const std::exception& e) {
+    OG_LOG(kWarn, "Hive Metastore stop: " << e.what());
+  }
+  if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+}  // namespace openglue::hms
