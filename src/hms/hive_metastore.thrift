@@ -364,4 +364,8 @@ service ThriftHiveMetastore {
 
   list<string> set_ugi(1: string user_name, 2: list<string> group_names) throws (1: MetaException o1)
   CurrentNotificationEventId get_current_notificationEventId()
+
+  // From fb303's FacebookService, which Hive's service extends: HiveMetaStoreClient.close()
+  // sends it. Accepted and ignored (a client never stops the server).
+  oneway void shutdown()
 }

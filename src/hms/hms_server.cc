@@ -11,6 +11,7 @@
 #include <thrift/transport/TServerSocket.h>
 
 #include "common/logging.h"
+#include "common/strings.h"
 #include "common/thread_annotations.h"
 #include "hms/metastore_handler.h"
 
@@ -63,6 +64,36 @@ class BoundedTransportFactory : public tt::transport::TTransportFactory {
 
 void ThriftOutput(const char* message) { OG_LOG(kDebug, "HMS thrift: " << message); }
 
+// Set when the generated processor finds the method (it then asks the event handler for a
+// context): what tells a served call from one answered UNKNOWN_METHOD.
+thread_local bool t_method_found = false;
+
+class CallLogger : public tt::TProcessorEventHandler {
+ public:
+  void* getContext(const char* fn_name, void* server_context) override {
+    t_method_found = true;
+    OG_LOG(kDebug, "HMS call " << fn_name);
+    return nullptr;
+  }
+};
+
+// The generated processor, logging the methods it does not serve (a client's need we miss).
+class LoggingProcessor : public wire::ThriftHiveMetastoreProcessor {
+ public:
+  using ThriftHiveMetastoreProcessor::ThriftHiveMetastoreProcessor;
+
+ protected:
+  bool dispatchCall(tt::protocol::TProtocol* iprot, tt::protocol::TProtocol* oprot, const std::string& fname,
+                    int32_t seqid, void* call_context) override {
+    t_method_found = false;
+    bool result = ThriftHiveMetastoreProcessor::dispatchCall(iprot, oprot, fname, seqid, call_context);
+    if (!t_method_found)
+      OG_LOG(kInfo, "HMS: method " << SanitizeUtf8(TruncateUtf8(fname, 128))
+                                   << " is not served (answered UNKNOWN_METHOD)");
+    return result;
+  }
+};
+
 }  // namespace
 
 struct HmsServer::Impl {
@@ -90,8 +121,9 @@ Result<std::unique_ptr<HmsServer>> HmsServer::Start(catalog::Catalog* catalog, H
   auto config = std::make_shared<tt::TConfiguration>(options.max_message_bytes, options.max_message_bytes);
   auto protocol = std::make_shared<tt::protocol::TBinaryProtocolFactory>(
       options.max_string_bytes, options.max_container_items, /*strict_read=*/true, /*strict_write=*/true);
-  auto processor = std::make_shared<wire::ThriftHiveMetastoreProcessorFactory>(
-      std::make_shared<wire::ThriftHiveMetastoreIfSingletonFactory>(impl->handler));
+  // One processor for every connection: it holds no per-connection state.
+  auto processor = std::make_shared<LoggingProcessor>(impl->handler);
+  processor->setEventHandler(std::make_shared<CallLogger>());
   impl->server = std::make_shared<tt::server::TThreadedServer>(
       processor, socket, std::make_shared<BoundedTransportFactory>(config), protocol);
   impl->server->setConcurrentClientLimit(options.max_connections);

@@ -166,6 +166,8 @@ void MetastoreHandler::set_ugi(std::vector<std::string>& _return, const std::str
   _return = group_names;
 }
 
+void MetastoreHandler::shutdown() {}
+
 void MetastoreHandler::get_current_notificationEventId(CurrentNotificationEventId& _return) {
   _return.__set_eventId(0);
 }
@@ -226,9 +228,19 @@ void MetastoreHandler::get_schema(std::vector<FieldSchema>& _return, const std::
 }
 
 void MetastoreHandler::create_table(const Table& tbl) {
+  constexpr unsigned allowed = kThrowsAlready | kThrowsInvalidObject | kThrowsMeta | kThrowsNoSuch;
+  Json input = TableInputFromHive(tbl);
+  if (!input["StorageDescriptor"].contains("Location") && tbl.tableType != "VIRTUAL_VIEW") {
+    // As Hive's metastore does: a table created without a location goes in its database's
+    // folder (clients such as Spark add partitions relative to it).
+    Database db;
+    get_database(db, tbl.dbName);  // NoSuchObjectException when the database is missing
+    std::string root = db.locationUri;
+    while (!root.empty() && root.back() == '/') root.pop_back();
+    input["StorageDescriptor"]["Location"] = root + "/" + input["Name"].get<std::string>();
+  }
   Call("CreateTable", &catalog::Catalog::CreateTable,
-       Json{{"DatabaseName", Lower(tbl.dbName)}, {"TableInput", TableInputFromHive(tbl)}},
-       kThrowsAlready | kThrowsInvalidObject | kThrowsMeta | kThrowsNoSuch);
+       Json{{"DatabaseName", Lower(tbl.dbName)}, {"TableInput", std::move(input)}}, allowed);
 }
 
 void MetastoreHandler::create_table_with_environment_context(const Table& tbl,

@@ -103,6 +103,7 @@ class MetastoreHandler : public wire::ThriftHiveMetastoreIf {
   void get_all_functions(GetAllFunctionsResponse& _return) override;
   void set_ugi(std::vector<std::string> & _return, const std::string& user_name, const std::vector<std::string> & group_names) override;
   void get_current_notificationEventId(CurrentNotificationEventId& _return) override;
+  void shutdown() override;
 
  private:
   using Operation = Result<Json> (catalog::Catalog::*)(const Json& request);

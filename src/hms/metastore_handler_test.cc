@@ -115,6 +115,14 @@ TEST_F(MetastoreHandlerTest, TablesRoundTripAndMissingOnesAreNoSuchObject) {
   wire::Table bad = HiveTable("x");
   bad.__set_dbName("nodb");
   EXPECT_THROW(handler_->create_table(bad), wire::NoSuchObjectException);
+  // Without a location a table goes in its database's folder, as Hive's metastore places it.
+  wire::Table unplaced = HiveTable("Unplaced");
+  unplaced.sd.__isset.location = false;
+  handler_->create_table(unplaced);
+  wire::Table placed;
+  handler_->get_table(placed, "shop", "unplaced");
+  EXPECT_EQ(placed.sd.location, "file:/warehouse/shop.db/unplaced");
+  handler_->drop_table("shop", "unplaced", false);
 
   std::vector<std::string> names;
   handler_->get_tables(names, "shop", "*");
