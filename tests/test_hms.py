@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import Server, raises_glue, unique
+from jobkit import JobKit
 
 pyspark = pytest.importorskip("pyspark")
 
@@ -72,6 +73,23 @@ def folder():
 
 def test_server_logs_the_metastore_address(hms_server):
     assert f"Hive Metastore on thrift://127.0.0.1:{hms_server.hms_port}" in open(hms_server.log_path).read()
+
+
+def test_job_runs_are_told_the_metastore_uri(hms_server, glue, tmp_path):
+    kit = JobKit(hms_server, glue)
+    try:
+        out = tmp_path / "uri.txt"
+        job = kit.job("""
+            import os, sys
+            from awsglue.utils import getResolvedOptions
+            args = getResolvedOptions(sys.argv, ["out"])
+            open(args["out"], "w").write(os.environ.get("OPENGLUE_HMS_URI", "unset"))
+        """, command="pythonshell")
+        run = kit.run(job, Arguments={"--out": str(out)})
+        assert run["JobRunState"] == "SUCCEEDED", run.get("ErrorMessage")
+        assert out.read_text() == f"thrift://127.0.0.1:{hms_server.hms_port}"
+    finally:
+        kit.close()
 
 
 # --- (a) a table made with boto3, queried by Spark SQL -------------------------------------------
@@ -331,6 +349,23 @@ def test_raw_wire_replies_use_hives_field_ids(glue, hms_server):
     assert kind == REPLY and 2 in result and b"not found" in result[2][1].lower()
     kind, _, _, result = call(port, message("get_all_databases"))
     assert kind == REPLY and db.encode() in result[0]
+
+
+def test_long_filters_beyond_glues_expression_cap_are_served(glue, hms_server, folder):
+    """Spark sends an IN list of up to 1000 values as ORs: far past the 2048 characters Glue's
+    API allows in an Expression. The metastore serves them through the same filter engine."""
+    db = unique("hms_f")
+    make_partitioned_parquet_table(glue, db, folder)
+    hive_filter = " or ".join(f'part = "v{i}"' for i in range(300)) + ' or part = "y"'
+    assert len(hive_filter) > 4000
+    args = string_field(1, db) + string_field(2, "t") + string_field(3, hive_filter)
+    kind, name, _, result = call(hms_server.hms_port, message("get_num_partitions_by_filter", args))
+    assert (kind, name) == (REPLY, "get_num_partitions_by_filter")
+    assert result[0] == 1
+    # A filter naming a key the table does not have: MetaException (field 1) with Glue's message.
+    args = string_field(1, db) + string_field(2, "t") + string_field(3, 'nokey = "y"')
+    kind, _, _, result = call(hms_server.hms_port, message("get_num_partitions_by_filter", args))
+    assert kind == REPLY and b"nokey" in result[1][1]
 
 
 def test_unknown_method_answers_tapplicationexception(hms_server):

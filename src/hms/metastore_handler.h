@@ -107,12 +107,12 @@ class MetastoreHandler : public wire::ThriftHiveMetastoreIf {
 
  private:
   using Operation = Result<Json> (catalog::Catalog::*)(const Json& request);
-  // Validates `request` for `operation`, calls it, and throws the Hive exception for a failure
-  // among `allowed` (a set of the kThrows* bits in the .cc).
-  Json Call(const char* operation, Operation method, Json request, unsigned allowed);
+  // Validates `request` for `operation` (unless !validate), calls it, and throws the Hive
+  // exception for a failure among `allowed` (a set of the kThrows* bits in the .cc).
+  Json Call(const char* operation, Operation method, Json request, unsigned allowed, bool validate = true);
   // Every page of a paged Glue list operation: the `member` items, at most `limit` (<0: all).
   std::vector<Json> CallAll(const char* operation, Operation method, Json request, const char* member,
-                            unsigned allowed, int64_t limit = -1);
+                            unsigned allowed, int64_t limit = -1, bool validate = true);
   Json LoadTable(const std::string& db, const std::string& table, unsigned allowed);
   std::vector<std::string> DatabaseNames(const std::string& pattern);
   std::vector<Json> Partitions(const std::string& db, const std::string& table, const std::string& expression,

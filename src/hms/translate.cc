@@ -105,53 +105,20 @@ std::string EscapePathName(std::string_view text) {
   return out;
 }
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-std::string UnescapePathNameImpl(std::string_view text) {
-  std::string out;
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '%' && i + 2 < text.size()) {
-      int hi = HexValue(text[i + 1]);
-      int lo = HexValue(text[i + 2]);
-      if (hi >= 0 && lo >= 0) {
-        out += static_cast<char>(hi * 16 + lo);
-        i += 2;
-        continue;
-      }
-    }
-    out += text[i];
-  }
-  return out;
-}
-
-std::string GlueStringLiteral(std::string_view text) {
-  std::string out = "'";
+// `text` between `quote`s, a quote inside it doubled: a Glue 'string' or `key`.
+std::string Quoted(std::string_view text, char quote) {
+  std::string out(1, quote);
   for (char c : text) {
-    if (c == '\'') out += '\'';
+    if (c == quote) out += quote;
     out += c;
   }
-  out += '\'';
-  return out;
-}
-
-std::string GlueQuotedKey(std::string_view key) {
-  std::string out = "`";
-  for (char c : key) {
-    if (c == '`') out += '`';
-    out += c;
-  }
-  out += '`';
+  out += quote;
   return out;
 }
 
 }  // namespace
 
-std::string UnescapePathName(std::string_view text) { return UnescapePathNameImpl(text); }
+std::string UnescapePathName(std::string_view text) { return PercentDecode(text); }
 
 int32_t HiveTime(const Json& value) {
   if (!value.is_number()) return 0;
@@ -423,12 +390,12 @@ Result<std::vector<std::string>> PartitionValuesFromName(std::string_view name,
     size_t eq = part.find('=');
     if (eq == std::string::npos)
       return Status::InvalidInput("Partition name component '" + SanitizeUtf8(part) + "' is not key=value");
-    std::string key = ToLower(UnescapePathNameImpl(part.substr(0, eq)));
+    std::string key = ToLower(UnescapePathName(part.substr(0, eq)));
     auto it = std::find(keys.begin(), keys.end(), key);
     if (it == keys.end())
       return Status::InvalidInput("Partition name names key '" + SanitizeUtf8(key) + "' the table does not have");
     size_t index = static_cast<size_t>(it - keys.begin());
-    values[index] = UnescapePathNameImpl(part.substr(eq + 1));
+    values[index] = UnescapePathName(part.substr(eq + 1));
     seen[index] = true;
   }
   for (size_t i = 0; i < keys.size(); ++i) {
@@ -467,7 +434,7 @@ Result<std::string> HiveFilterToExpression(std::string_view filter) {
       if (!closed)
         return Status::InvalidInput("Partition filter has an unterminated string at position " +
                                     std::to_string(i + 1));
-      out += GlueStringLiteral(value);
+      out += Quoted(value, '\'');
       i = j + 1;
       continue;
     }
@@ -484,7 +451,7 @@ std::string PartialSpecExpression(const std::vector<std::string>& keys,
   for (size_t i = 0; i < keys.size() && i < values.size(); ++i) {
     if (values[i].empty()) continue;
     if (!out.empty()) out += " AND ";
-    out += GlueQuotedKey(keys[i]) + " = " + GlueStringLiteral(values[i]);
+    out += Quoted(keys[i], '`') + " = " + Quoted(values[i], '\'');
   }
   return out;
 }
