@@ -388,7 +388,14 @@ def test_unknown_method_answers_tapplicationexception(hms_server):
     + bytes([T_LIST]) + struct.pack(">h", 2) + bytes([T_STRING]) + struct.pack(">i", 0x7FFFFFFF),
     # A valid header and nothing else.
     struct.pack(">I", VERSION_1 | CALL) + tstring("get_all_databases"),
-], ids=["http", "noise", "huge-name", "truncated-string", "huge-list", "no-args"])
+    # add_partitions whose partitions each declare 100,000 columns, sent as empty structs (one
+    # byte each, hundreds in memory): the per-message decode budget stops it at the sixth.
+    struct.pack(">I", VERSION_1 | CALL) + tstring("add_partitions") + struct.pack(">i", 1)
+    + bytes([T_LIST]) + struct.pack(">h", 1) + bytes([T_STRUCT]) + struct.pack(">i", 6)
+    + (bytes([T_STRUCT]) + struct.pack(">h", 6) + bytes([T_LIST]) + struct.pack(">h", 1)
+       + bytes([T_STRUCT]) + struct.pack(">i", 100000) + bytes(100000) + bytes(2)) * 6
+    + bytes([T_STOP]),  # the whole call: without the budget it would be answered
+], ids=["http", "noise", "huge-name", "truncated-string", "huge-list", "no-args", "decode-budget"])
 def test_garbage_closes_the_connection_and_the_server_keeps_serving(hms_server, payload):
     reply = closed_without_reply(hms_server.hms_port, payload)
     assert len(reply) < 4096

@@ -6,6 +6,8 @@
 #include <thrift/TConfiguration.h>
 #include <thrift/TOutput.h>
 #include <thrift/protocol/TBinaryProtocol.h>
+#include <thrift/protocol/TProtocolException.h>
+#include <thrift/protocol/TVirtualProtocol.h>
 #include <thrift/server/TThreadedServer.h>
 #include <thrift/transport/TBufferTransports.h>
 #include <thrift/transport/TServerSocket.h>
@@ -60,6 +62,74 @@ class BoundedTransportFactory : public tt::transport::TTransportFactory {
 
  private:
   std::shared_ptr<tt::TConfiguration> config_;
+};
+
+// The binary protocol with a per-message budget on what declared container sizes make the
+// generated reader allocate. Thrift checks a declared length against the bytes left in the
+// message, but counts a struct as costing nothing on the wire, and an empty struct is 1 byte
+// there and hundreds in memory (a Partition, with its StorageDescriptor, is ~650 bytes): so
+// every list, set and map header is charged an estimate of the memory its elements take, and a
+// message whose charges pass the budget fails (the connection closes).
+class BudgetedBinaryProtocol
+    : public tt::protocol::TVirtualProtocol<BudgetedBinaryProtocol, tt::protocol::TBinaryProtocol> {
+ public:
+  using Base = tt::protocol::TBinaryProtocol;
+  BudgetedBinaryProtocol(std::shared_ptr<tt::transport::TTransport> trans, const HmsOptions& options)
+      : TVirtualProtocol(std::move(trans)), budget_(options.max_decoded_bytes) {
+    setStringSizeLimit(options.max_string_bytes);
+    setContainerSizeLimit(options.max_container_items);
+    setStrict(/*strict_read=*/true, /*strict_write=*/true);
+  }
+
+  uint32_t readMessageBegin(std::string& name, tt::protocol::TMessageType& type, int32_t& seqid) {
+    spent_ = 0;
+    return Base::readMessageBegin(name, type, seqid);
+  }
+  uint32_t readListBegin(tt::protocol::TType& elem_type, uint32_t& size) {
+    uint32_t read = Base::readListBegin(elem_type, size);
+    Charge(size, Cost(elem_type));
+    return read;
+  }
+  uint32_t readSetBegin(tt::protocol::TType& elem_type, uint32_t& size) {
+    uint32_t read = Base::readSetBegin(elem_type, size);
+    Charge(size, Cost(elem_type));
+    return read;
+  }
+  uint32_t readMapBegin(tt::protocol::TType& key_type, tt::protocol::TType& value_type, uint32_t& size) {
+    uint32_t read = Base::readMapBegin(key_type, value_type, size);
+    Charge(size, Cost(key_type) + Cost(value_type) + 64);  // + a tree node
+    return read;
+  }
+
+ private:
+  static int64_t Cost(tt::protocol::TType type) {
+    switch (type) {
+      case tt::protocol::T_STRUCT: return 512;
+      case tt::protocol::T_STRING: return 32;
+      case tt::protocol::T_LIST: case tt::protocol::T_SET: case tt::protocol::T_MAP: return 48;
+      default: return 8;
+    }
+  }
+  void Charge(uint32_t items, int64_t each) {
+    spent_ += static_cast<int64_t>(items) * each;
+    if (spent_ > budget_)
+      throw tt::protocol::TProtocolException(tt::protocol::TProtocolException::SIZE_LIMIT,
+                                             "message declares more than the metastore reads at once");
+  }
+
+  int64_t budget_;
+  int64_t spent_ = 0;  // this message's charges; a protocol serves one connection's thread
+};
+
+class BudgetedProtocolFactory : public tt::protocol::TProtocolFactory {
+ public:
+  explicit BudgetedProtocolFactory(const HmsOptions& options) : options_(options) {}
+  std::shared_ptr<tt::protocol::TProtocol> getProtocol(std::shared_ptr<tt::transport::TTransport> trans) override {
+    return std::make_shared<BudgetedBinaryProtocol>(std::move(trans), options_);
+  }
+
+ private:
+  HmsOptions options_;
 };
 
 void ThriftOutput(const char* message) { OG_LOG(kDebug, "HMS thrift: " << message); }
@@ -119,8 +189,7 @@ Result<std::unique_ptr<HmsServer>> HmsServer::Start(catalog::Catalog* catalog, H
                                 std::to_string(options.port) + ": " + e.what());
   }
   auto config = std::make_shared<tt::TConfiguration>(options.max_message_bytes, options.max_message_bytes);
-  auto protocol = std::make_shared<tt::protocol::TBinaryProtocolFactory>(
-      options.max_string_bytes, options.max_container_items, /*strict_read=*/true, /*strict_write=*/true);
+  auto protocol = std::make_shared<BudgetedProtocolFactory>(options);
   // One processor for every connection: it holds no per-connection state.
   auto processor = std::make_shared<LoggingProcessor>(impl->handler);
   processor->setEventHandler(std::make_shared<CallLogger>());

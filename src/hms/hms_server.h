@@ -9,11 +9,13 @@
 // the Glue message. A method outside the subset answers TApplicationException UNKNOWN_METHOD.
 //
 // Hostile input: strict binary protocol (a message without Thrift's version header closes the
-// connection), strings and containers and whole messages bounded (HmsOptions), a thread per
+// connection), strings, containers, whole messages and the memory their declared container
+// sizes make the reader allocate bounded per message (HmsOptions), a thread per
 // connection up to max_connections (more wait to be accepted), idle connections closed after
 // idle_timeout_ms. Nothing a client sends crashes the server or leaks an exception out of it.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -33,11 +35,14 @@ struct HmsOptions {
   // Checks and normalizes a Glue request for an operation as the Glue API does (the service
   // model); null: no check. Must be thread-safe.
   std::function<Status(const std::string& operation, Json* request)> validate;
-  int max_connections = 64;
+  int max_connections = 32;
   int idle_timeout_ms = 10 * 60 * 1000;
-  int max_message_bytes = 64 * 1024 * 1024;
+  // One message: its bytes, one string's bytes, one container's items, and an estimate of the
+  // memory its containers' elements take once decoded (a struct counts 512 bytes).
+  int max_message_bytes = 32 * 1024 * 1024;
   int max_string_bytes = 16 * 1024 * 1024;
-  int max_container_items = 1000000;
+  int max_container_items = 200000;
+  int64_t max_decoded_bytes = 256LL * 1024 * 1024;
 };
 
 class HmsServer {
