@@ -13,11 +13,11 @@ source examples/start_server.sh
 export AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_DEFAULT_REGION=us-east-1
 python3 examples/catalog_demo.py "$ENDPOINT"
 echo
+python3 examples/hms_demo.py "$HMS_PORT"
+echo
 python3 examples/job_demo.py "$ENDPOINT" "$DATA_DIR"
 echo
 python3 examples/etl_demo.py "$ENDPOINT" "$DATA_DIR"
-echo
-python3 examples/hms_demo.py "$HMS_PORT"
 
 echo
 echo "== The AWS CLI against the same server"
