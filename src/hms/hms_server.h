@@ -61,9 +61,8 @@ class HmsServer {
   // Stops accepting, closes every connection and joins the threads. Idempotent.
   void Stop();
 
-  struct Impl;
-
  private:
+  struct Impl;
   explicit HmsServer(std::unique_ptr<Impl> impl, int port, std::string host);
   std::unique_ptr<Impl> impl_;
   int port_;
