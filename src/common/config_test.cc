@@ -71,9 +71,10 @@ TEST(ConfigTest, HelpListsEveryKeyWithFlagEnvironmentAndDefault) {
       EXPECT_NE(help.find(FlagName(key) + " " + key.value_name), std::string::npos) << key.name;
     }
     EXPECT_NE(help.find(EnvironmentName(key)), std::string::npos) << key.name;
-    if (key.default_value && *key.default_value)
+    if (key.default_value && *key.default_value) {
       EXPECT_NE(help.find(std::string("[") + key.default_value + "]"), std::string::npos)
           << key.name;
+    }
   }
 }
 

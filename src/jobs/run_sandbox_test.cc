@@ -130,7 +130,9 @@ TEST(ResolveJobUser, NoneAndUnknownUsers) {
   auto none = ResolveJobUser("none", 1000000000, 10);
   ASSERT_TRUE(none.ok());
   EXPECT_FALSE(none->enabled);
-  if (geteuid() == 0) EXPECT_FALSE(ResolveJobUser("no-such-user-og", 1, 1).ok());
+  if (geteuid() == 0) {
+    EXPECT_FALSE(ResolveJobUser("no-such-user-og", 1, 1).ok());
+  }
   EXPECT_FALSE(ResolveJobUser("root", 1, 1).ok());
 }
 

@@ -111,7 +111,9 @@ TEST(ArnTest, RefusesMalformed) {
                           "nra:aws:glue:us-east-1:1:database/d", "arn:aws:glue:us-east-1:1:/d"}) {
     auto arn = Arn::Parse(bad);
     EXPECT_FALSE(arn.ok()) << bad;
-    if (!arn.ok()) EXPECT_EQ(arn.status().code(), StatusCode::kInvalidInput) << bad;
+    if (!arn.ok()) {
+      EXPECT_EQ(arn.status().code(), StatusCode::kInvalidInput) << bad;
+    }
   }
 }
 

@@ -253,8 +253,11 @@ TEST_F(SchedulerTest, CrawlerActionsRunThroughTheCrawlerSeam) {
   ASSERT_TRUE(run.ok());
   EXPECT_EQ((*run)["Run"]["Status"], "COMPLETED");
   EXPECT_EQ((*run)["Run"]["Statistics"]["SucceededActions"], 2);
-  for (const Json& node : (*run)["Run"]["Graph"]["Nodes"])
-    if (node["Type"] == "CRAWLER") EXPECT_EQ(node["CrawlerDetails"]["Crawls"][0]["State"], "SUCCEEDED");
+  for (const Json& node : (*run)["Run"]["Graph"]["Nodes"]) {
+    if (node["Type"] == "CRAWLER") {
+      EXPECT_EQ(node["CrawlerDetails"]["Crawls"][0]["State"], "SUCCEEDED");
+    }
+  }
 }
 
 // The background thread: woken by an operation, it carries out the fire; Stop joins it.
