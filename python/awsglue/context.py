@@ -618,7 +618,9 @@ class DataSink:
             enable = str(opts.get("enableUpdateCatalog", "false")).lower() == "true"
             columns, keys = _catalog_columns(dynamic_frame.schema(), pkeys)
             _catalog().update_after_write(db, table, uris, keys, columns,
-                                          opts.get("updateBehavior", "UPDATE_IN_DATABASE"), enable)
+                                          opts.get("updateBehavior", "UPDATE_IN_DATABASE"), enable,
+                                          catalog_id, location=str(path), fmt=fmt or "json",
+                                          format_options=fmt_opts)
         return dynamic_frame
 
     write = writeFrame

@@ -409,8 +409,10 @@ class DynamicFrameReader:
             database or name_space, table_name, redshift_tmp_dir, transformation_ctx,
             push_down_predicate, additional_options, catalog_id, **kwargs)
 
-    def from_rdd(self, data, name, schema=None, sample_ratio=None, transformation_ctx=""):
-        raise spark_unavailable("create_dynamic_frame.from_rdd()")
+    def from_rdd(self, data, name, schema=None, sample_ratio=None, transformation_ctx="",
+                 **kwargs) -> DynamicFrame:
+        return self._glue_context.create_dynamic_frame_from_rdd(
+            data, name, schema, sample_ratio, transformation_ctx, **kwargs)
 
 
 class DynamicFrameWriter:
