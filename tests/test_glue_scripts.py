@@ -304,18 +304,3 @@ def test_auto_finds_spark_code_in_an_extra_py_files_module(kit, server):
         ("p1", "ANN LEE", "female", 3), ("p2", "BO RAY", "male", 1),
         ("p3", "CY DEE", "female", 3), ("p4", "(NONE)", "male", 1)]
 
-
-def test_local_module_sources_follows_imports_inside_the_folder(tmp_path):
-    from awsglue.engine_select import local_module_sources, select_engine
-    (tmp_path / "a.py").write_text("import b\nimport json\n")
-    (tmp_path / "b.py").write_text("from c import x\n")
-    (tmp_path / "c").mkdir()
-    (tmp_path / "c" / "__init__.py").write_text("x = lambda f: f.toDF()\n")
-    found = local_module_sources("import a\nfrom awsglue.context import GlueContext\n",
-                                 [str(tmp_path)])
-    assert [name for name, _ in found] == ["a.py", "b.py", os.path.join("c", "__init__.py")]
-    engine, reason = select_engine("import a\n", "auto", True, found)
-    assert engine == "spark"
-    assert reason == ("--engine auto: the script uses Spark's API (c/__init__.py line 1: "
-                      "toDF())")
-    assert select_engine("import a\n", "auto", True, found[:2])[0] == "embedded"
