@@ -17,6 +17,7 @@ import pytest
 
 from jobkit import ERROR, kit, log_messages, write_script  # noqa: F401
 from test_s3_api import s3_server
+from test_spark_engine import bucket as new_bucket, put
 
 SPARK_TIMEOUT = 240
 
@@ -24,16 +25,6 @@ SPARK_TIMEOUT = 240
 @pytest.fixture(scope="module")
 def server():
     yield from s3_server("openglue-scripts-")
-
-
-def new_bucket(server, prefix):
-    name = prefix + "-" + uuid.uuid4().hex[:8]
-    server.s3().create_bucket(Bucket=name)
-    return name
-
-
-def put(server, bucket_name, key, body):
-    server.s3().put_object(Bucket=bucket_name, Key=key, Body=body.encode())
 
 
 def rows_of(server, bucket_name, prefix, fmt="json"):
@@ -109,7 +100,8 @@ COLLECTIONS_SCRIPT = """
         glueContext.write_dynamic_frame.from_options(
             frame=SelectFromCollection.apply(dfc=upper, key=key), connection_type="s3",
             connection_options={"path": args["out"] + "up_" + key}, format="json")
-    summary = [{"kind": kind, "keys": sorted(c.keys()), "counts": [c[k].count() for k in sorted(c.keys())]}
+    summary = [{"kind": kind, "keys": sorted(c.keys()),
+                "counts": [c[k].count() for k in sorted(c.keys())]}
                for kind, c in [("typed", typed), ("halves", halves)]]
     glueContext.write_dynamic_frame.from_options(
         frame=DynamicFrame.from_records(summary, glueContext), connection_type="s3",

@@ -7,7 +7,8 @@ from ..dynamicframe import DynamicFrame, DynamicFrameCollection
 __all__ = ["GlueTransform", "ApplyMapping", "ResolveChoice", "DropNullFields", "Relationalize",
            "Join", "Filter", "Map", "SelectFields", "DropFields", "RenameField", "SplitFields",
            "SplitRows", "Spigot", "Unbox", "UnnestFrame", "Union", "MergeDynamicFrame",
-           "ErrorsAsDynamicFrame", "SelectFromCollection", "MapToCollection", "FlatMap", "Repartition", "Coalesce"]
+           "ErrorsAsDynamicFrame", "SelectFromCollection", "MapToCollection", "FlatMap",
+           "Repartition", "Coalesce"]
 
 
 class GlueTransform:
