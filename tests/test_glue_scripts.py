@@ -8,6 +8,7 @@ a Studio sink that creates its catalog table (getSink + setCatalogInfo + enableU
 `--engine auto` seeing Spark code kept in an `--extra-py-files` module (custom transforms),
 `glueContext.create_dynamic_frame.from_rdd`. Glue-only scripts run on the embedded engine
 (cheap); the Spark checks share one job run (one JVM)."""
+import gzip
 import json
 import os
 import uuid
@@ -79,8 +80,14 @@ COLLECTIONS_SCRIPT = """
 
     args = getResolvedOptions(sys.argv, ["src", "out"])
     glueContext = GlueContext(SparkContext.getOrCreate())
+    # Glue Studio spells the JSON option "multiline"; the codec of a text sink may be given in
+    # connection_options.
     people = glueContext.create_dynamic_frame.from_options(
-        connection_type="s3", connection_options={"paths": [args["src"]]}, format="json")
+        connection_type="s3", connection_options={"paths": [args["src"]]}, format="json",
+        format_options={"multiline": True})
+    glueContext.write_dynamic_frame.from_options(
+        frame=people, connection_type="s3",
+        connection_options={"path": args["out"] + "gz", "compression": "gzip"}, format="json")
     split = SplitFields.apply(frame=people, paths=["id", "name", "seats"], name1="who",
                               name2="rest", transformation_ctx="split")
     typed = FlatMap.apply(dfc=split, BatchTransform=ResolveChoice, choice="make_cols",
@@ -111,7 +118,8 @@ COLLECTIONS_SCRIPT = """
 
 def test_flatmap_and_maptocollection_run_transforms_over_a_collection(kit, server):
     data = new_bucket(server, "people")
-    put(server, data, "in/people.json", json_lines(PEOPLE))
+    put(server, data, "in/people.json", json.dumps(PEOPLE[:2], indent=2)[1:-1].replace(
+        "},\n  {", "}\n  {") + "\n" + json.dumps(PEOPLE[2], indent=2) + "\n")
     run = kit.run(kit.job(COLLECTIONS_SCRIPT), timeout=60, Arguments={
         "--src": f"s3://{data}/in/", "--out": f"s3://{data}/out/"})
     assert_succeeded(server, run)
@@ -126,6 +134,11 @@ def test_flatmap_and_maptocollection_run_transforms_over_a_collection(kit, serve
     assert [(r["gender"], r["birth_date"], r["tag"]) for r in rest] == [
         ("female", "1950-01-02", "UP:REST"), ("male", "1961-05-06", "UP:REST"),
         ("female", "1975-09-10", "UP:REST")]
+    gz_folder = os.path.join(server.data_dir, "s3", data, "out", "gz")
+    (gz_name,) = os.listdir(gz_folder)
+    assert gz_name.endswith(".gz"), gz_name
+    with gzip.open(os.path.join(gz_folder, gz_name), "rt") as f:
+        assert sorted(json.loads(line)["id"] for line in f) == ["p1", "p2", "p3"]
     summary = {r["kind"]: r for r in rows_of(server, data, "out/summary")}
     assert summary["typed"]["keys"] == ["rest", "who"]
     assert summary["typed"]["counts"] == [3, 3]
