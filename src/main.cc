@@ -26,6 +26,7 @@
 #include "bookmarks/bookmark_service.h"
 #include "catalog/catalog.h"
 #include "crawler/crawler_service.h"
+#include "hms/hms_server.h"
 #include "logs/layout.h"
 #include "resource/tags.h"
 #include "schedule/scheduler.h"
@@ -426,12 +427,36 @@ int Serve(int argc, char** argv) {
   if (!logs.ok()) return Fail(logs.status().message());
   LogStreamsRunOutput run_output(logs->get());
   std::unique_ptr<jobs::ProcessLauncher> launcher = jobs::MakePosixProcessLauncher(launcher_options);
+  // The catalog as a Hive Metastore (docs/metastore.md): the same operations, validated by the
+  // same service model as the Glue API's requests.
+  std::unique_ptr<hms::HmsServer> hms_server;
+  std::string hms_run_uri;  // what job runs are told (OPENGLUE_HMS_URI)
+  if (config.hms_port != 0) {
+    hms::HmsOptions hms_options;
+    hms_options.host = config.hms_host.empty() ? config.host : config.hms_host;
+    hms_options.port = config.hms_port;
+    hms_options.default_location_root =
+        "file:" + std::filesystem::absolute(config.data_dir, ec).lexically_normal().string() + "/warehouse";
+    const api::ServiceModel* glue_model = model->get();
+    hms_options.validate = [glue_model](const std::string& operation, Json* request) {
+      return glue_model->Validate(operation, request);
+    };
+    auto started = hms::HmsServer::Start(catalog->get(), hms_options);
+    if (!started.ok()) return Fail(started.status().message());
+    hms_server = std::move(*started);
+    OG_LOG(kInfo, "Hive Metastore on " << hms_server->uri());
+    const std::string& h = hms_options.host;
+    hms_run_uri = "thrift://" +
+                  (h == "0.0.0.0" || h == "::" || h == "localhost" ? std::string("127.0.0.1") : h) +
+                  ":" + std::to_string(hms_server->port());
+  }
   jobs::JobServiceOptions job_options;
   job_options.data_dir = config.data_dir;
   job_options.endpoint = "http://" + callback_host + ":" + std::to_string(port);
   job_options.region = config.region;
   if (s3_api) job_options.s3_endpoint = s3_api->endpoint();
   job_options.account_id = config.account_id;
+  job_options.hms_uri = hms_run_uri;
   if (external_objects) job_options.objects = external_objects.get();
   job_options.python = config.python;
   job_options.runtime_path = runtime_path;
@@ -595,6 +620,7 @@ int Serve(int argc, char** argv) {
     (*server)->Stop();
   });
   st = (*server)->Serve();
+  if (hms_server) hms_server->Stop();
   (*scheduler)->Stop();
   (*job_service)->Stop();
   (*crawler_service)->Stop();

@@ -12,6 +12,9 @@ runs, one after the other in one run, each as its own process:
   openglue-job       the same script as a job of an OpenGlue server: CreateJob, StartJobRun,
                      GetJobRun polled to SUCCEEDED; the input hard-linked into the server's
                      embedded store, the output written to it
+  spark              bench/etl/ref_spark.py: the same pipeline in Spark's DataFrame API on pyspark
+                     in local mode (session from awsglue.spark_conf.session_conf); its start-up
+                     (JVM + SparkSession) is reported apart from the work
 
 and measures for each: wall time, CPU (user + system, from wait4's rusage; for the job run from
 /proc samples of the run's processes), peak RSS (ru_maxrss; for the job run the largest sum of
@@ -71,10 +74,11 @@ run on 0.1 GB that does not touch this file.
 TARGET_THROUGHPUT = 0.8        # OpenGlue's MB/s / pyarrow's
 TARGET_RSS_BYTES = 1.5e9       # peak RSS for a CSV larger than that
 TERMINAL = ("SUCCEEDED", "FAILED", "TIMEOUT", "STOPPED", "ERROR")
-IMPLEMENTATIONS = ("pyarrow", "duckdb", "openglue", "openglue-job")
+IMPLEMENTATIONS = ("pyarrow", "duckdb", "openglue", "openglue-job", "spark")
 LABELS = {"pyarrow": "pyarrow (reference)", "duckdb": "DuckDB",
           "openglue": "OpenGlue, in-process (`python3 etl_job.py`)",
-          "openglue-job": "OpenGlue, job run through the server"}
+          "openglue-job": "OpenGlue, job run through the server",
+          "spark": "Spark 3.5 local mode (`ref_spark.py`, DataFrame API)"}
 JOB = "bench_etl"
 IN_BUCKET = "bench-etl-in"
 OUT_BUCKET = "bench-etl-out"
@@ -208,7 +212,7 @@ def measure(command, env, timeout, log_path):
     tail = open(log_path, errors="replace").read()[-2000:]
     return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "user_s": usage.ru_utime,
             "sys_s": usage.ru_stime, "peak_rss": usage.ru_maxrss * 1024,
-            "tree_peak_rss": sampler.peak_rss, "exit": proc.returncode,
+            "tree_peak_rss": sampler.peak_rss, "tree_cpu_s": sampler.cpu_total(), "exit": proc.returncode,
             "timed_out": time.time() > deadline, "log_tail": tail}
 
 
@@ -245,6 +249,44 @@ def run_reference(name, args, csv_path, workdir):
                 runtime_env(args.runtime_path),
                 args.timeout, os.path.join(workdir, f"{name}.log"))
     r["output"] = out
+    return r
+
+
+def spark_status(python):
+    """None when pyspark and Java are there for the spark row, else why not."""
+    if not shutil.which("java") and not os.environ.get("JAVA_HOME"):
+        return "no java (`make deps` installs openjdk-17-jre-headless)"
+    r = subprocess.run([python, "-c", "import pyspark"], capture_output=True, text=True, timeout=60)
+    return None if r.returncode == 0 else "pyspark is not installed (requirements.txt)"
+
+
+def run_spark(args, csv_path, workdir):
+    """ref_spark.py in its own process: the runtime on PYTHONPATH (for awsglue.spark_conf) but not
+    its shims/ (the pyspark stand-in), scratch space under the work folder."""
+    out = os.path.join(workdir, "out-spark")
+    tmp = os.path.join(workdir, "spark-tmp")
+    os.makedirs(tmp, exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "OPENGLUE_S3", "OPENGLUE_SECRET"))}
+    env.update(PYTHONPATH=args.runtime_path, TMPDIR=tmp)
+    if args.spark_worker_type:
+        env.update(OPENGLUE_WORKER_TYPE=args.spark_worker_type,
+                   OPENGLUE_NUMBER_OF_WORKERS=str(args.spark_workers))
+    log_path = os.path.join(workdir, "spark.log")
+    r = measure([args.python, os.path.join(HERE, "ref_spark.py"), "--input", csv_path, "--output", out],
+                env, args.timeout, log_path)
+    r["output"] = out
+    # pyspark's JVM is a grandchild that wait4's rusage does not see (its parent, spark-submit's
+    # shell, is gone when it ends): CPU and peak RSS of the sampled process tree instead.
+    r["cpu_s"] = max(r["cpu_s"], r.get("tree_cpu_s") or 0)
+    r["peak_rss"] = max(r["peak_rss"], r.get("tree_peak_rss") or 0)
+    shutil.rmtree(tmp, ignore_errors=True)
+    for line in reversed(open(log_path, errors="replace").read().splitlines()):
+        if line.startswith("{"):
+            try:
+                r["spark"] = json.loads(line)
+            except ValueError:
+                pass
+            break
     return r
 
 
@@ -353,6 +395,8 @@ def run_one(name, args, csv_path, workdir, rep):
             return run_reference(name, args, csv_path, folder)
         if name == "openglue":
             return run_inprocess(args, csv_path, folder)
+        if name == "spark":
+            return run_spark(args, csv_path, folder)
         job_dir = os.path.join(folder, "job")
         os.makedirs(job_dir, exist_ok=True)
         return run_job(args, csv_path, job_dir)
@@ -516,6 +560,17 @@ def render(args, info, started, meta, results, unavailable, version):
             + (" (Negative: the two runs' own variation is larger than the overhead; `--repeat` "
                "runs each several times and keeps the fastest.)" if job["wall_s"] < inproc["wall_s"] else ""))
         add("")
+    spark = results.get("spark")
+    if spark and spark.get("exit") == 0 and spark.get("spark"):
+        sp = spark["spark"]
+        add(f"Spark ({sp.get('master')}, driver heap {sp.get('driver_memory') or 'Spark default'}): "
+            f"start-up (process start to SparkSession ready) **{fmt(sp['startup_s'], 1)} s**; "
+            f"read + cast + write **{fmt(sp['work_s'], 1)} s**, i.e. **{fmt(mb / sp['work_s'], 0)} MB/s** once "
+            "started." + (f" OpenGlue in-process against Spark: **{fmt(spark['wall_s'] / inproc['wall_s'], 2)}x** "
+                          f"faster end to end ({fmt(sp['work_s'] / inproc['wall_s'], 2)}x against Spark once "
+                          f"started), **{fmt(spark['cpu_s'] / inproc['cpu_s'], 2)}x** fewer CPU-seconds."
+                          if inproc and inproc.get("exit") == 0 and inproc.get("cpu_s") else ""))
+        add("")
     add("### Targets (OpenGlue, in-process)")
     add("")
     add("| target | result | met |")
@@ -583,6 +638,11 @@ def parse_args(argv):
                    help="the awsglue runtime folder: first on the in-process run's PYTHONPATH "
                         "(with its shims/) and the server's --runtime-path [the checkout's python/; "
                         "the server's own default]")
+    p.add_argument("--spark-worker-type", default="G.1X",
+                   help="spark row: the WorkerType session_conf sizes local mode from ('' = Spark's "
+                        "defaults) [G.1X]")
+    p.add_argument("--spark-workers", type=int, default=2,
+                   help="spark row: NumberOfWorkers (one is the driver) [2]")
     add_binary_arg(p)
     add_output_args(p, "ETL section", "the outputs, logs, the server's data")
     args = p.parse_args(argv)
@@ -621,6 +681,10 @@ def main(argv=None):
     if engine:
         unavailable["openglue"] = unavailable["openglue-job"] = engine
         log(f"OpenGlue: not available: {engine}")
+    if "spark" in args.only:
+        why = spark_status(args.python)
+        if why:
+            unavailable["spark"] = why
     if "openglue-job" in args.only and not os.access(args.openglue_bin, os.X_OK):
         unavailable.setdefault("openglue-job", f"no server binary at {args.openglue_bin} (`make build`)")
     version = "n/a"

@@ -245,6 +245,11 @@ const std::vector<ConfigKey>& Table() {
      "32-byte key file that encrypts connection passwords at rest (must exist)\n"
      "[default: <data_dir>/connection.key, made on first start]",
      SetString<&S::connection_key_file>},
+    {"hms_port", "N", "0",
+     "serve the catalog as a Hive Metastore (Thrift) on this port\n"
+     "for Spark, Hive, Trino; 0 = off (docs/metastore.md)", SetInt<&S::hms_port, 0, 65535>},
+    {"hms_host", "ADDR", nullptr, "the Hive Metastore's listen address [default: host]",
+     SetString<&S::hms_host>},
   };
   return kConfigKeys;
 }

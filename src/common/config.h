@@ -91,6 +91,10 @@ struct ServerConfig {
   std::string s3_region;  // empty = `region`
   // Key from which run secrets are derived; empty = <data_dir>/server.key (made on first start).
   std::string server_key;
+  // The Hive Metastore front end over the catalog (hms/hms_server.h): its port (0 = off) and
+  // listen address (empty = `host`).
+  int hms_port = 0;
+  std::string hms_host;
   // Key file (exactly 32 bytes) that encrypts connection passwords at rest (catalog/
   // connection_cipher.h); empty = <data_dir>/connection.key, made on first start. A configured
   // file must exist.

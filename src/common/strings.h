@@ -17,6 +17,9 @@ std::string HexEncode(std::string_view bytes);
 std::string Base64Encode(std::string_view bytes);
 // Returns false if `text` is not valid base64.
 bool Base64Decode(std::string_view text, std::string* out);
+// Decodes %XX escapes (either hex case); a '%' not followed by two hex digits is kept
+// literally. '+' stays '+'.
+std::string PercentDecode(std::string_view text);
 
 // True if `text` is well-formed UTF-8 (no overlong forms, surrogates or values past U+10FFFF).
 bool IsValidUtf8(std::string_view text);

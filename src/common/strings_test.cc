@@ -68,3 +68,17 @@ TEST(ResultDeathTest, ValueOnAnErrorAborts) {
 
 }  // namespace
 }  // namespace openglue
+
+namespace openglue {
+namespace {
+
+TEST(PercentDecode, DecodesEscapesAndKeepsBrokenOnes) {
+  EXPECT_EQ(PercentDecode("a%2Fb%3d%25"), "a/b=%");
+  EXPECT_EQ(PercentDecode("a+b"), "a+b");
+  EXPECT_EQ(PercentDecode("%"), "%");
+  EXPECT_EQ(PercentDecode("x%2"), "x%2");
+  EXPECT_EQ(PercentDecode("%zz%41"), "%zzA");
+}
+
+}  // namespace
+}  // namespace openglue

@@ -1029,6 +1029,7 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
   }
   // Unmodified boto3 `s3` code in the script reaches the embedded store through the S3 API.
   if (!options_.s3_endpoint.empty()) env.push_back("AWS_ENDPOINT_URL_S3=" + options_.s3_endpoint);
+  if (!options_.hms_uri.empty()) env.push_back("OPENGLUE_HMS_URI=" + options_.hms_uri);
   LaunchSpec spec;
   spec.argv = argv;
   spec.env = env;

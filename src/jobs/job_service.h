@@ -76,6 +76,9 @@ struct JobServiceOptions {
   // The S3 API over the embedded store (AWS_ENDPOINT_URL_S3 of runs), "" when it is off. The
   // run's credential works there too (RunCredentials::grant registers it on both).
   std::string s3_endpoint;
+  // The server's Hive Metastore front end (OPENGLUE_HMS_URI of runs, "thrift://127.0.0.1:<port>"),
+  // "" when it is off.
+  std::string hms_uri;
   std::string region = "us-east-1";
   std::string account_id = "000000000000";
   std::string python = "python3";     // interpreter for glueetl and pythonshell scripts
