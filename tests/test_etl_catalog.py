@@ -166,7 +166,8 @@ def test_update_after_write_adds_new_partitions_and_columns(glue, db):
 
     # Without enableUpdateCatalog nothing changes.
     assert catalog.update_after_write(db, "w", written, ["dt"], columns) == {
-        "created_partitions": [], "added_columns": [], "table_updated": False}
+        "created_partitions": [], "added_columns": [], "table_updated": False,
+        "table_created": False}
     assert len(partitions(glue, db, "w")) == 1
 
     # LOG keeps the schema but still adds the partitions.
@@ -185,7 +186,7 @@ def test_update_after_write_adds_new_partitions_and_columns(glue, db):
     result = catalog.update_after_write(db, "w", written, ["dt"], columns,
                                         "UPDATE_IN_DATABASE", True)
     assert result == {"created_partitions": [], "added_columns": ["extra", "when"],
-                      "table_updated": True}
+                      "table_updated": True, "table_created": False}
     table = glue.get_table(DatabaseName=db, Name="w")["Table"]
     assert [(c["Name"], c["Type"]) for c in table["StorageDescriptor"]["Columns"]] == [
         ("id", "bigint"), ("name", "varchar(20)"), ("price", "decimal(10,2)"),

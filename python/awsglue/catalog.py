@@ -447,11 +447,86 @@ def _partition_values_of(uri: str, location: str, keys: Sequence[str]) -> Option
     return values
 
 
+def _table_exists(database: str, table_name: str, catalog_id: Optional[str]) -> bool:
+    """Whether GetTable finds the table (False only on EntityNotFoundException)."""
+    import botocore.exceptions
+    try:
+        glue_client().get_table(DatabaseName=database, Name=table_name,
+                                **_catalog_kwargs(catalog_id))
+        return True
+    except botocore.exceptions.ClientError as e:
+        if e.response.get("Error", {}).get("Code") == "EntityNotFoundException":
+            return False
+        raise CatalogError(f"table {database}.{table_name}: {e}") from None
+
+
+# What a table written by a job is declared as, per format: (InputFormat, OutputFormat, SerDe).
+_NEW_TABLE_FORMATS = {
+    "parquet": ("org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
+                "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
+                "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe"),
+    "orc": ("org.apache.hadoop.hive.ql.io.orc.OrcInputFormat",
+            "org.apache.hadoop.hive.ql.io.orc.OrcOutputFormat",
+            "org.apache.hadoop.hive.ql.io.orc.OrcSerde"),
+    "json": ("org.apache.hadoop.mapred.TextInputFormat",
+             "org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat",
+             "org.openx.data.jsonserde.JsonSerDe"),
+    "csv": ("org.apache.hadoop.mapred.TextInputFormat",
+            "org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat",
+            "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe"),
+}
+
+
+def new_table_input(table_name: str, location: str, fmt: str, schema_columns: Sequence[Any],
+                    partition_keys: Sequence[Any],
+                    format_options: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    """CreateTable's TableInput for a table a job's write creates: EXTERNAL_TABLE at `location`
+    (a folder: a trailing "/" is added), `classification` = the format (glueparquet is
+    declared parquet, as Glue does), the written columns (Glue types as Hive types) without the
+    partition keys, which become PartitionKeys. CSV tables get the sink's separator and a
+    header line count when the sink writes a header. Raises CatalogError for a format the
+    catalog cannot declare."""
+    fmt_name = (fmt or "").strip().lower()
+    fmt_name = "parquet" if fmt_name == "glueparquet" else fmt_name
+    if fmt_name not in _NEW_TABLE_FORMATS:
+        raise CatalogError(f"cannot create table {table_name} for format {fmt!r}: use "
+                           + ", ".join(sorted(_NEW_TABLE_FORMATS)))
+    input_format, output_format, serde = _NEW_TABLE_FORMATS[fmt_name]
+
+    def pair(item) -> Column:
+        if isinstance(item, (tuple, list)):
+            return str(item[0]), str(item[1]) if len(item) > 1 else "string"
+        return str(item), "string"
+    keys = [pair(k) for k in partition_keys or []]
+    key_names = {n.lower() for n, _ in keys}
+    columns = [pair(c) for c in schema_columns or []]
+    types = {n: t for n, t in columns}
+    serde_params: Dict[str, str] = {}
+    params = {"classification": fmt_name}
+    if fmt_name == "csv":
+        opts = dict(format_options or {})
+        serde_params["field.delim"] = str(opts.get("separator", ","))
+        if str(opts.get("writeHeader", "true")).lower() != "false":
+            params["skip.header.line.count"] = "1"
+    folder = location if location.endswith("/") else location + "/"
+    return {
+        "Name": table_name, "TableType": "EXTERNAL_TABLE", "Parameters": params,
+        "PartitionKeys": [{"Name": n, "Type": glue_to_hive(types.get(n, t))} for n, t in keys],
+        "StorageDescriptor": {
+            "Columns": [{"Name": n, "Type": glue_to_hive(t)} for n, t in columns
+                        if n.lower() not in key_names],
+            "Location": folder, "InputFormat": input_format, "OutputFormat": output_format,
+            "SerdeInfo": {"SerializationLibrary": serde, "Parameters": serde_params},
+            "Parameters": {"classification": fmt_name}}}
+
+
 def update_after_write(database: str, table_name: str, written_uris: Sequence[str],
                        partition_keys: Sequence[Any], schema_columns: Sequence[Any],
                        update_behavior: str = "UPDATE_IN_DATABASE",
                        enable_update_catalog: bool = False,
-                       catalog_id: Optional[str] = None) -> Dict[str, Any]:
+                       catalog_id: Optional[str] = None, location: str = "",
+                       fmt: str = "", format_options: Optional[Dict[str, Any]] = None
+                       ) -> Dict[str, Any]:
     """Brings the catalog up to date after a write into database.table_name.
 
     Only with `enable_update_catalog` (Glue's `enableUpdateCatalog`; without it the catalog is
@@ -464,10 +539,15 @@ def update_after_write(database: str, table_name: str, written_uris: Sequence[st
       their types); an unpartitioned table written with `partition_keys` gets them as its
       partition keys. "LOG": the schema is kept, the difference is printed.
     `partition_keys` and `schema_columns` items may be names or (name, type) pairs.
-    Returns {"created_partitions": [[values]...], "added_columns": [names], "table_updated": b}.
+    A table that does not exist yet is created first when `location` (the sink's path) is given
+    (Glue's "create a table in the Data Catalog" on `getSink(..., enableUpdateCatalog=True)` +
+    `setCatalogInfo`): an EXTERNAL_TABLE at `location` in format `fmt` with the written columns
+    and partition keys (new_table_input).
+    Returns {"created_partitions": [[values]...], "added_columns": [names], "table_updated": b,
+    "table_created": b}.
     """
     result: Dict[str, Any] = {"created_partitions": [], "added_columns": [],
-                              "table_updated": False}
+                              "table_updated": False, "table_created": False}
     if not enable_update_catalog:
         return result
     behavior = (update_behavior or "UPDATE_IN_DATABASE").upper()
@@ -476,7 +556,17 @@ def update_after_write(database: str, table_name: str, written_uris: Sequence[st
                            f"{update_behavior!r}")
     client = glue_client()
     what = f"{database}.{table_name}"
-    table = get_table(database, table_name, catalog_id)
+    try:
+        table = get_table(database, table_name, catalog_id)
+    except CatalogError:
+        if not location or _table_exists(database, table_name, catalog_id):
+            raise
+        table_input = new_table_input(table_name, location, fmt, schema_columns,
+                                      partition_keys, format_options)
+        _call(f"creating table {what}", client.create_table, DatabaseName=database,
+              TableInput=table_input, **_catalog_kwargs(catalog_id))
+        result["table_created"] = True
+        table = get_table(database, table_name, catalog_id)
     sd = dict(table.get("StorageDescriptor") or {})
     location = (sd.get("Location") or "").strip()
     if not location:

@@ -88,6 +88,13 @@ def _write_files(engine, frame: "DynamicFrame", path: str, fmt: str, format_opti
     if mode == "dynamic" and not partition_keys:
         raise ValueError("partitionOverwriteMode \"dynamic\" needs partitionKeys: it replaces "
                          "the partition folders a write puts files in")
+    format_options = dict(format_options or {})
+    codec = options.get("compression") or options.get("compressionType")
+    if codec and (fmt or "").lower() in ("csv", "json") and not any(
+            str(k).lower() == "compression" for k in format_options):
+        # Glue takes a text sink's codec in connection_options too ("bzip" is its bzip2).
+        codec = str(codec).lower()
+        format_options["compression"] = "bzip2" if codec == "bzip" else codec
     uris = engine.write(frame._plan, path, fmt, format_options, partition_keys)
     if mode == "dynamic":
         folders: Dict[str, List[str]] = {}
@@ -618,7 +625,9 @@ class DataSink:
             enable = str(opts.get("enableUpdateCatalog", "false")).lower() == "true"
             columns, keys = _catalog_columns(dynamic_frame.schema(), pkeys)
             _catalog().update_after_write(db, table, uris, keys, columns,
-                                          opts.get("updateBehavior", "UPDATE_IN_DATABASE"), enable)
+                                          opts.get("updateBehavior", "UPDATE_IN_DATABASE"), enable,
+                                          catalog_id, location=str(path), fmt=fmt or "json",
+                                          format_options=fmt_opts)
         return dynamic_frame
 
     write = writeFrame

@@ -74,11 +74,21 @@ class DynamicFrame:
 
     def toDF(self, options=None):
         """The frame as a Spark DataFrame with its schema (the Spark engine); choice columns
-        become structs with one field per type, as in Glue."""
+        become structs with one field per type, as in Glue. `options`: ResolveOption(path,
+        action) items resolve those choices first (`resolveChoice(specs=[(path, action)])`)."""
         if not self.glue_ctx._spark_enabled():
             raise spark_unavailable("DynamicFrame.toDF()")
         from .spark_bridge import to_spark
-        return to_spark(self, self.glue_ctx.spark_session)
+        frame = self
+        specs = []
+        for option in options or []:
+            if not isinstance(option, ResolveOption):
+                raise TypeError("toDF(options): each option must be a ResolveOption(path, "
+                                "action), not {}".format(type(option).__name__))
+            specs.append((option.path, option.action))
+        if specs:
+            frame = frame.resolveChoice(specs=specs)
+        return to_spark(frame, self.glue_ctx.spark_session)
 
     # ---------------------------------------------------------------- actions
 
@@ -325,6 +335,20 @@ def format_schema(schema: gt.StructType) -> str:
     return "\n".join(lines) + "\n"
 
 
+class ResolveOption:
+    """How toDF() resolves one choice column: `ResolveOption("a.b", "make_cols")` (any
+    resolveChoice action: cast:<type>, project:<type>, make_cols, make_struct). `target` is
+    accepted for compatibility and unused."""
+
+    def __init__(self, path: str, action: str, target=None):
+        self.path = path
+        self.action = action
+        self.target = target
+
+    def __repr__(self) -> str:
+        return "ResolveOption({!r}, {!r})".format(self.path, self.action)
+
+
 class DynamicFrameCollection:
     """A dict of named DynamicFrames (what relationalize, split_fields and split_rows return)."""
 
@@ -409,8 +433,10 @@ class DynamicFrameReader:
             database or name_space, table_name, redshift_tmp_dir, transformation_ctx,
             push_down_predicate, additional_options, catalog_id, **kwargs)
 
-    def from_rdd(self, data, name, schema=None, sample_ratio=None, transformation_ctx=""):
-        raise spark_unavailable("create_dynamic_frame.from_rdd()")
+    def from_rdd(self, data, name, schema=None, sample_ratio=None, transformation_ctx="",
+                 **kwargs) -> DynamicFrame:
+        return self._glue_context.create_dynamic_frame_from_rdd(
+            data, name, schema, sample_ratio, transformation_ctx, **kwargs)
 
 
 class DynamicFrameWriter:

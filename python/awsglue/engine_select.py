@@ -218,12 +218,67 @@ def find_spark_api_uses(source: str) -> List[Tuple[int, str]]:
     return uses
 
 
+def imported_modules(source: str) -> List[str]:
+    """The top-level module names a source imports (`import a.b` and `from a.b import c` give
+    "a"; relative imports are skipped). [] when the source does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    names: List[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.extend(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.append(node.module.split(".")[0])
+    return list(dict.fromkeys(names))
+
+
+def local_module_sources(source: str, search_dirs: Sequence[str],
+                         limit: int = 50) -> List[Tuple[str, str]]:
+    """(file name, source) of the modules a script imports, directly or through one another,
+    that are plain `.py` files or packages in `search_dirs` (a run's `--extra-py-files`
+    folder): Glue scripts often keep their Spark code in such a module (custom transforms that
+    patch DynamicFrame). At most `limit` files, each at most 4 MB; unreadable ones are skipped."""
+    import os
+    found: List[Tuple[str, str]] = []
+    seen: Set[str] = set()
+    pending = imported_modules(source)
+    while pending and len(found) < limit:
+        name = pending.pop(0)
+        if name in seen:
+            continue
+        seen.add(name)
+        for folder in search_dirs:
+            candidates = [os.path.join(folder, name + ".py")]
+            package = os.path.join(folder, name)
+            if os.path.isdir(package):
+                candidates += sorted(os.path.join(package, f) for f in os.listdir(package)
+                                     if f.endswith(".py"))
+            for path in candidates:
+                try:
+                    if not os.path.isfile(path) or os.path.getsize(path) > 4 << 20:
+                        continue
+                    with open(path, encoding="utf-8", errors="replace") as f:
+                        text = f.read()
+                except OSError:
+                    continue
+                found.append((os.path.relpath(path, folder), text))
+                pending.extend(imported_modules(text))
+            if len(candidates) > 1 or os.path.isfile(candidates[0]):
+                break
+    return found[:limit]
+
+
 def select_engine(source: str, requested: Optional[str] = "auto",
-                  spark_available: bool = False) -> Tuple[str, str]:
+                  spark_available: bool = False,
+                  modules: Sequence[Tuple[str, str]] = ()) -> Tuple[str, str]:
     """(engine, reason) for a script: "embedded" or "spark", and why, in a sentence for the
     run's log. `requested` is the job's `--engine` (None or "" means auto). Raises
     EngineChoiceError for any other value. `spark_available` says whether this installation
-    can run Spark; `auto` names Spark only then (issue 10), else it explains the choice."""
+    can run Spark; `auto` names Spark only then (issue 10), else it explains the choice.
+    `modules` are (file name, source) of the script's own modules (local_module_sources):
+    their uses of Spark's API count as the script's, listed as `<file> line N: ...`."""
     engine = (requested or "auto").strip().lower()
     if engine not in ENGINES:
         raise EngineChoiceError(
@@ -237,9 +292,16 @@ def select_engine(source: str, requested: Optional[str] = "auto",
     except (SyntaxError, ValueError) as e:
         return "embedded", (f"--engine auto: the script does not parse ({e}); the embedded "
                             "engine runs it and reports the error")
+    uses = [(f"line {line}", what) for line, what in uses]
+    for file_name, text in modules:
+        try:
+            uses += [(f"{file_name} line {line}", what)
+                     for line, what in find_spark_api_uses(text)]
+        except (SyntaxError, ValueError):
+            continue  # a module that does not parse fails where the script imports it
     if not uses:
         return "embedded", "--engine auto: the script uses only the Glue API"
-    listed = ", ".join(f"line {line}: {what}" for line, what in uses[:5])
+    listed = ", ".join(f"{where}: {what}" for where, what in uses[:5])
     more = f" and {len(uses) - 5} more" if len(uses) > 5 else ""
     if spark_available:
         return "spark", f"--engine auto: the script uses Spark's API ({listed}{more})"

@@ -109,9 +109,17 @@ def script_arguments(argv: List[str]) -> Dict[str, str]:
     return args
 
 
+def _extra_py_dirs() -> List[str]:
+    """The run's `--extra-py-files` folder (`<run folder>/py`), where the script's own modules
+    are, when it exists."""
+    run_dir = os.environ.get("OPENGLUE_RUN_DIR", "")
+    folder = os.path.join(run_dir, "py") if run_dir else ""
+    return [folder] if folder and os.path.isdir(folder) else []
+
+
 def _decide_auto() -> Tuple[str, str]:
     """The `auto` decision for the running script: (engine, reason)."""
-    from .engine_select import select_engine
+    from .engine_select import local_module_sources, select_engine
     given = os.environ.get("OPENGLUE_ENGINE_REASON") or "--engine auto"
     path = sys.argv[0] if sys.argv else ""
     try:
@@ -122,7 +130,8 @@ def _decide_auto() -> Tuple[str, str]:
     except (OSError, TypeError, ValueError):
         return "embedded", given + ": the script cannot be read to scan it"
     available, why_not = spark_availability()
-    engine, reason = select_engine(source, "auto", available)
+    engine, reason = select_engine(source, "auto", available,
+                                   local_module_sources(source, _extra_py_dirs()))
     reason = given + reason[len("--engine auto"):] if reason.startswith("--engine auto") else reason
     if engine == "embedded" and why_not and "Spark's API" in reason:
         reason += " (" + why_not + ")"

@@ -218,7 +218,7 @@ def fake_catalog(monkeypatch):
         return Sink()
 
     def update_after_write(database, table_name, written_uris, partition_keys, schema_columns,
-                           update_behavior, enable_update_catalog):
+                           update_behavior, enable_update_catalog, catalog_id=None, **sink):
         calls.append(("update_after_write", database, table_name, list(written_uris),
                       list(partition_keys), list(schema_columns), update_behavior,
                       enable_update_catalog))

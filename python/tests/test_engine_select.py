@@ -137,5 +137,21 @@ def test_command_line_prints_the_decision(tmp_path):
     assert bad.returncode == 2 and "not an engine" in bad.stderr
 
 
+def test_local_module_sources_follows_imports_inside_the_folder(tmp_path):
+    from awsglue.engine_select import local_module_sources, select_engine
+    (tmp_path / "a.py").write_text("import b\nimport json\n")
+    (tmp_path / "b.py").write_text("from c import x\n")
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "__init__.py").write_text("x = lambda f: f.toDF()\n")
+    found = local_module_sources("import a\nfrom awsglue.context import GlueContext\n",
+                                 [str(tmp_path)])
+    assert [name for name, _ in found] == ["a.py", "b.py", os.path.join("c", "__init__.py")]
+    engine, reason = select_engine("import a\n", "auto", True, found)
+    assert engine == "spark"
+    assert reason == ("--engine auto: the script uses Spark's API (c/__init__.py line 1: "
+                      "toDF())")
+    assert select_engine("import a\n", "auto", True, found[:2])[0] == "embedded"
+
+
 # At the end: test_engine_choices checks line numbers of this file.
 from job_isolation import no_current_job  # noqa: F401  (autouse: no Job leaks between tests)

@@ -197,6 +197,21 @@ def test_a_choice_becomes_a_struct_per_type_as_in_glue(spark, tmp_path, monkeypa
         {"k": 1, "v": {"int": 7, "string": None}}, {"k": 2, "v": {"int": None, "string": "seven"}}]
 
 
+def test_to_df_options_resolve_choices_first(spark, tmp_path, monkeypatch):
+    from awsglue.dynamicframe import ResolveOption
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(spark_engine, "_prepared", None)
+    glue = GlueContext(spark.sparkContext)
+    frame = DynamicFrame.from_records([{"k": 1, "v": 7}, {"k": 2, "v": "seven"}], glue)
+    df = frame.toDF([ResolveOption("v", "make_cols")])
+    assert df.schema.simpleString() == "struct<k:int,v_int:int,v_string:string>"
+    df = frame.toDF(options=[ResolveOption("v", "cast:long")])
+    assert [r.asDict() for r in df.orderBy("k").collect()] == [{"k": 1, "v": 7},
+                                                               {"k": 2, "v": None}]
+    with pytest.raises(TypeError, match="ResolveOption"):
+        frame.toDF([("v", "make_cols")])
+
+
 def test_data_frame_sources_and_sinks_go_through_the_glue_ones(spark, tmp_path, monkeypatch):
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     monkeypatch.setattr(spark_engine, "_prepared", None)

@@ -65,10 +65,26 @@ def storage() -> Dict[str, str]:
     return out
 
 
+# Format option names as the engine knows them. Glue matches them whatever their case (Glue
+# Studio writes `"multiline": False` for JSON sources), so any spelling is accepted.
+_OPTION_NAMES = {name.lower(): name for name in (
+    "separator", "quoteChar", "escaper", "withHeader", "skipFirst", "multiLine", "jsonPath",
+    "compressionType", "writeHeader", "compression")}
+
+
 def str_options(options: Optional[dict]) -> Dict[str, str]:
-    """Glue option values (bools, ints, lists) -> the engine's string form."""
+    """Glue option values (bools, ints, lists) -> the engine's string form; the known format
+    option names in any case -> their canonical spelling (the canonical one wins when both
+    are given)."""
     out: Dict[str, str] = {}
-    for k, v in (options or {}).items():
+    items = list((options or {}).items())
+    given = {k for k, _ in items}
+    for k, v in items:
+        canonical = _OPTION_NAMES.get(str(k).lower(), k)
+        if canonical != k:
+            if canonical in given:
+                continue
+            k = canonical
         if v is None:
             continue
         if isinstance(v, bool):

@@ -7,7 +7,8 @@ from ..dynamicframe import DynamicFrame, DynamicFrameCollection
 __all__ = ["GlueTransform", "ApplyMapping", "ResolveChoice", "DropNullFields", "Relationalize",
            "Join", "Filter", "Map", "SelectFields", "DropFields", "RenameField", "SplitFields",
            "SplitRows", "Spigot", "Unbox", "UnnestFrame", "Union", "MergeDynamicFrame",
-           "ErrorsAsDynamicFrame", "SelectFromCollection", "Repartition", "Coalesce"]
+           "ErrorsAsDynamicFrame", "SelectFromCollection", "MapToCollection", "FlatMap",
+           "Repartition", "Coalesce"]
 
 
 class GlueTransform:
@@ -204,6 +205,37 @@ class SelectFromCollection(GlueTransform):
 
     def __call__(self, dfc: DynamicFrameCollection, key, transformation_ctx=""):
         return dfc.select(key, transformation_ctx)
+
+
+class MapToCollection(GlueTransform):
+    """Applies `callable(frame, transformation_ctx)` to every frame of a collection; returns the
+    collection of the results under the same keys (DynamicFrameCollection.map)."""
+
+    def __call__(self, dfc: DynamicFrameCollection, callable, transformation_ctx=""):
+        return dfc.map(callable, transformation_ctx)
+
+    @classmethod
+    def describeReturn(cls):
+        return {"type": "DynamicFrameCollection"}
+
+
+class FlatMap(GlueTransform):
+    """Applies a transform (a GlueTransform class or any function taking `frame=`) with the
+    given keyword arguments to every frame of a collection. The results stay a collection: a
+    frame result keeps its key; a collection result (e.g. SplitFields) adds its frames as
+    `<key>_<sub key>` (DynamicFrameCollection.flatMap)."""
+
+    def __call__(self, dfc: DynamicFrameCollection, BatchTransform, transformation_ctx="",
+                 **base_kwargs):
+        run = getattr(BatchTransform, "apply", BatchTransform)
+
+        def each(frame, ctx):
+            return run(frame=frame, transformation_ctx=ctx, **base_kwargs)
+        return dfc.flatMap(each, transformation_ctx)
+
+    @classmethod
+    def describeReturn(cls):
+        return {"type": "DynamicFrameCollection"}
 
 
 class Repartition(GlueTransform):
