@@ -216,6 +216,64 @@ def test_alter_table_add_and_drop_partition_from_spark(glue, spark, folder):
     assert os.path.exists(new_path)  # an external table's data stays
 
 
+# --- (f) a Glue job on Spark with --enable-glue-datacatalog, through StartJobRun ------------------
+
+CATALOG_JOB = """
+import sys
+from awsglue.context import GlueContext
+from awsglue.utils import getResolvedOptions
+from pyspark.context import SparkContext
+
+args = getResolvedOptions(sys.argv, ["src_db", "out_db"])
+sc = SparkContext.getOrCreate()
+spark = GlueContext(sc).spark_session
+picked = spark.sql("SELECT id, upper(v) AS v, part FROM %s.t WHERE part = 'x'" % args["src_db"])
+picked.write.mode("overwrite").partitionBy("part").saveAsTable("%s.picked" % args["out_db"])
+spark.sql("CREATE TABLE %s.summary USING parquet AS SELECT count(*) AS n, max(id) AS top FROM %s.picked"
+          % (args["out_db"], args["out_db"]))
+"""
+
+
+def test_a_spark_job_with_enable_glue_datacatalog_queries_and_writes_the_catalog(hms_server, glue, folder):
+    from conftest import open_to_job_users
+    src_db, out_db = unique("hms_job_in"), unique("hms_job_out")
+    open_to_job_users(folder)  # the run has a uid of its own when the tests run as root
+    make_partitioned_parquet_table(glue, src_db, folder)
+    # Only partition x may be read: the other's file is not Parquet.
+    with open(os.path.join(folder, "part=y", "data.parquet"), "wb") as f:
+        f.write(b"this is not parquet" * 10)
+    out_root = open_to_job_users(tempfile.mkdtemp(prefix="openglue-hms-out-"))
+    glue.create_database(DatabaseInput={"Name": out_db, "LocationUri": "file://" + out_root})
+    kit = JobKit(hms_server, glue)
+    try:
+        job = kit.job(CATALOG_JOB, DefaultArguments={"--engine": "spark",
+                                                     "--enable-glue-datacatalog": "true"})
+        run = kit.run(job, timeout=300, Arguments={"--src_db": src_db, "--out_db": out_db})
+        assert run["JobRunState"] == "SUCCEEDED", run.get("ErrorMessage")
+    finally:
+        kit.close()
+    # Spark's filter reached the catalog's partition engine, which chose one partition.
+    log = open(hms_server.log_path).read()
+    assert f'HMS get_partitions_by_filter {src_db}.t filter [part = "x"]: 1 partition(s)' in log
+
+    picked = glue.get_table(DatabaseName=out_db, Name="picked")["Table"]
+    assert [k["Name"] for k in picked["PartitionKeys"]] == ["part"]
+    assert [c["Name"] for c in picked["StorageDescriptor"]["Columns"]] == ["id", "v"]
+    location = picked["StorageDescriptor"]["Location"]
+    assert location.rstrip("/").endswith(out_root + "/picked"), location
+    (partition,) = glue.get_partitions(DatabaseName=out_db, TableName="picked")["Partitions"]
+    assert partition["Values"] == ["x"]
+    path = partition["StorageDescriptor"]["Location"].split(":", 1)[1]
+    assert path.rstrip("/").endswith(out_root + "/picked/part=x"), path
+    rows = pq.ParquetDataset(path).read().to_pylist()
+    assert sorted((r["id"], r["v"]) for r in rows) == [(1, "X1"), (2, "X2")]
+
+    summary = glue.get_table(DatabaseName=out_db, Name="summary")["Table"]
+    summary_path = summary["StorageDescriptor"]["Location"].split(":", 1)[1]
+    assert [(r["n"], r["top"]) for r in pq.ParquetDataset(summary_path).read().to_pylist()] == [(2, 2)]
+    shutil.rmtree(out_root, ignore_errors=True)
+
+
 # --- (e) the Thrift wire, byte by byte --------------------------------------------------------------
 
 T_STOP, T_BOOL, T_I32, T_STRING, T_STRUCT, T_MAP, T_LIST = 0, 2, 8, 11, 12, 13, 15

@@ -244,6 +244,15 @@ def session_conf(args: Mapping[str, str], environ: Optional[Mapping[str, str]] =
     if _enabled(args, "enable-glue-datacatalog") and hms:
         conf["spark.sql.catalogImplementation"] = "hive"
         conf["spark.hadoop.hive.metastore.uris"] = hms
+        # Where Spark places what has no location of its own: the `default` database (Spark
+        # creates it in the catalog when missing) and databases made by CREATE DATABASE
+        # without a LOCATION. The metastore front end reports a Glue database without
+        # LocationUri at <data_dir>/warehouse/<name>.db; the same folder here, so that Spark
+        # and the front end agree (never the run's own folder, which goes with the run).
+        root = env.get("OPENGLUE_S3_ROOT")
+        if root:
+            conf["spark.sql.warehouse.dir"] = "file:" + os.path.join(
+                os.path.dirname(os.path.abspath(root)), "warehouse")
     master = _sizes(master, env, machine, conf)
     conf["spark.master"] = master
     jars = spark_jars(env)

@@ -41,6 +41,10 @@ PROGRESS_INTERVAL_S = 5.0
 _lock = threading.RLock()
 _prepared: Optional[str] = None
 _secret_settings: Dict[str, str] = {}
+# Settings of files the launcher would resolve through Hadoop (see _defer_launcher_files).
+_deferred_settings: Dict[str, str] = {}
+# The settings whose paths spark-submit's launcher resolves through Hadoop's FileSystem.
+_LAUNCHER_FILE_KEYS = ("spark.jars", "spark.submit.pyFiles", "spark.files", "spark.archives")
 
 
 class SparkEngineUnavailable(RuntimeError):
@@ -211,6 +215,8 @@ def run_settings(args: Dict[str, str]) -> Dict[str, str]:
     java_tmp = "-Djava.io.tmpdir=" + tmp
     if os_user_name() is None:  # no home either: Java's user.home would be "?"
         java_tmp += " -Duser.home=" + os.path.join(os.environ.get("OPENGLUE_RUN_DIR", tmp), "work")
+        # ... nor a name: a cluster's master lists the application under Java's user.name.
+        java_tmp += " -Duser.name=" + spark_user_name()
     for key in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):
         current = settings.get(key, "")
         if "java.io.tmpdir" not in current:
@@ -230,9 +236,11 @@ def _configure_spark() -> None:
         local_dirs = os.path.join(tmp, "spark-local")
         os.makedirs(local_dirs, exist_ok=True)
         os.environ.setdefault("SPARK_LOCAL_DIRS", local_dirs)
+    if os_user_name() is None:
+        _deferred_settings.update(defer_launcher_files(settings))
     lines = ["# Spark settings of this job run, written by OpenGlue (awsglue.spark_conf)."]
     for key, value in sorted(settings.items()):
-        if _SECRET.search(key):
+        if _SECRET.search(key) or key in _deferred_settings:
             _secret_settings[key] = value
             continue
         lines.append("{} {}".format(key, _properties_value(value)))
@@ -249,13 +257,54 @@ def _configure_spark() -> None:
         p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
         if p and not is_openglue_pyspark_dir(p))
     # The user Spark names (and Hadoop logs in as, see after_pyspark_import).
-    os.environ.setdefault("SPARK_USER", os_user_name() or "openglue-{}".format(os.getuid()))
+    os.environ["SPARK_USER"] = spark_user_name()
     os.environ["OPENGLUE_SPARK_PREPARED"] = "1"
     if sys.excepthook is sys.__excepthook__:
         sys.excepthook = _excepthook
     atexit.register(_stop_spark)
     threading.Thread(target=_watch_progress, name="openglue-spark-progress",
                      daemon=True).start()
+
+
+def defer_launcher_files(settings: Dict[str, str]) -> Dict[str, str]:
+    """For a run under a uid without a user name: the settings to give the JVM once it runs
+    instead of to spark-submit's launcher. The launcher resolves every path of spark.jars,
+    spark.submit.pyFiles, spark.files and spark.archives that is not a `local:` URI through
+    Hadoop's FileSystem, whose first use logs in the OS user; Hadoop's OS login needs a user
+    name (HADOOP_USER_NAME does not help: the OS login module runs first), so the launcher
+    would fail before the run can name a user (after_pyspark_import does, then the
+    SparkContext reads these as system properties and serves the files to the executors).
+    What the launcher does with them in client mode is done here: the jars go on the driver's
+    own classpath (`spark.driver.extraClassPath`, which the launcher takes as it is), and the
+    py-files join spark.files so that executors fetch them. `settings` is changed in place;
+    only a cluster's settings need it (local mode's jars are already `local:` URIs)."""
+    deferred: Dict[str, str] = {}
+
+    def entries(key: str) -> List[str]:
+        return [e for e in settings.get(key, "").split(",") if e.strip()]
+
+    if not any(not e.startswith("local:") for key in _LAUNCHER_FILE_KEYS for e in entries(key)):
+        return deferred
+    jars = [e for e in entries("spark.jars") if not e.startswith("local:") and "://" not in e]
+    if jars:
+        classpath = [settings["spark.driver.extraClassPath"]] \
+            if settings.get("spark.driver.extraClassPath") else []
+        settings["spark.driver.extraClassPath"] = os.pathsep.join(
+            classpath + [e[len("file:"):] if e.startswith("file:") else e for e in jars])
+    py_files = entries("spark.submit.pyFiles")
+    if py_files:
+        files = entries("spark.files")
+        settings["spark.files"] = ",".join(files + [f for f in py_files if f not in files])
+    for key in _LAUNCHER_FILE_KEYS:
+        if entries(key):
+            deferred[key] = settings[key]
+    return deferred
+
+
+def spark_user_name() -> str:
+    """The user Spark and Hadoop name for this run: SPARK_USER when the run's environment sets
+    it, else the OS user's name, else `openglue-<uid>` (a uid without a name)."""
+    return os.environ.get("SPARK_USER") or os_user_name() or "openglue-{}".format(os.getuid())
 
 
 def os_user_name() -> Optional[str]:
@@ -283,7 +332,7 @@ def after_pyspark_import() -> None:
     def launch_gateway(*a, **kw):
         gateway = launch(*a, **kw)
         system = gateway.jvm.java.lang.System
-        for key, value in _secret_settings.items():
+        for key, value in list(_secret_settings.items()) + list(_deferred_settings.items()):
             system.setProperty(key, value)
         if nameless:
             ugi = gateway.jvm.org.apache.hadoop.security.UserGroupInformation

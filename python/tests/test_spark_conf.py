@@ -128,6 +128,12 @@ def test_glue_datacatalog_uses_the_metastore_only_when_it_is_on(env):
         assert conf["spark.sql.catalogImplementation"] == "hive"
         assert conf["spark.hadoop.hive.metastore.uris"] == "thrift://127.0.0.1:9083"
     assert "spark.sql.catalogImplementation" not in session_conf({"--enable-glue-datacatalog": "false"}, env)
+    # The warehouse is the data folder's, where the metastore places databases without a
+    # location (only with the metastore on).
+    env["OPENGLUE_S3_ROOT"] = "/srv/openglue/s3"
+    conf = session_conf({"--enable-glue-datacatalog": "true"}, env)
+    assert conf["spark.sql.warehouse.dir"] == "file:/srv/openglue/warehouse"
+    assert "spark.sql.warehouse.dir" not in session_conf({}, env)
 
 
 def test_worker_type_in_local_mode_sizes_the_driver(env):
@@ -224,3 +230,23 @@ def test_cluster_master_also_ships_the_runs_extra_py_files(env, tmp_path):
     files = session_conf({"--spark-master": "yarn"}, env)["spark.submit.pyFiles"].split(",")
     assert os.path.basename(files[0]).startswith("awsglue-")
     assert files[1:] == [str(run_py / "helpers.py"), str(wheel)]
+
+
+def test_a_nameless_uid_gives_the_launchers_files_to_the_jvm_instead():
+    from awsglue.spark_engine import defer_launcher_files
+    settings = {"spark.jars": "/j/a.jar,file:/j/b.jar", "spark.submit.pyFiles": "/t/awsglue.zip,/t/x.py",
+                "spark.files": "/t/data.txt", "spark.driver.extraClassPath": "/cp/c.jar",
+                "spark.master": "spark://h:7077"}
+    deferred = defer_launcher_files(settings)
+    # The launcher sees none of the paths it would resolve through Hadoop's login ...
+    assert set(deferred) == {"spark.jars", "spark.submit.pyFiles", "spark.files"}
+    assert deferred["spark.jars"] == "/j/a.jar,file:/j/b.jar"
+    # ... and does nothing less: the jars are on the driver's classpath, the py-files are
+    # shipped to the executors with the files.
+    assert settings["spark.driver.extraClassPath"] == "/cp/c.jar:/j/a.jar:/j/b.jar"
+    assert deferred["spark.files"] == "/t/data.txt,/t/awsglue.zip,/t/x.py"
+    assert deferred["spark.submit.pyFiles"] == "/t/awsglue.zip,/t/x.py"
+    # Local mode's local: jars need nothing.
+    local = {"spark.jars": "local:/j/a.jar", "spark.master": "local[2]"}
+    assert defer_launcher_files(local) == {} and local == {"spark.jars": "local:/j/a.jar",
+                                                          "spark.master": "local[2]"}
