@@ -41,7 +41,7 @@ def main(argv=None):
     from pyspark.sql import SparkSession
     from pyspark.sql.functions import col
 
-    from awsglue.spark_conf import session_conf
+    from awsglue.spark_conf import session_conf, spark_environment
 
     job_args = {"--JOB_NAME": "bench_etl_spark"}
     if args.master:
@@ -52,6 +52,8 @@ def main(argv=None):
                  "spark.sql.parquet.compression.codec": "snappy",
                  "spark.sql.session.timeZone": "UTC",
                  "spark.ui.enabled": "false"})
+    for name, value in spark_environment(conf).items():
+        os.environ.setdefault(name, value)
     spark = SparkSession.builder.config(conf=SparkConf().setAll(list(conf.items()))).getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     startup = time.perf_counter() - T0

@@ -275,6 +275,17 @@ def session_conf(args: Mapping[str, str], environ: Optional[Mapping[str, str]] =
     return conf
 
 
+def spark_environment(conf: Mapping[str, str]) -> Dict[str, str]:
+    """Environment variables Spark's JVMs need beside `conf` (set before the JVM starts):
+    `SPARK_LOCAL_IP` when the driver is on the loopback address. Spark resolves the machine's
+    own host name when its configuration classes load, before any setting is read, and fails
+    ("UnknownHostException") where that name is not in /etc/hosts or DNS (a minimal Debian, a
+    chroot); with SPARK_LOCAL_IP it uses that address instead."""
+    if conf.get("spark.driver.bindAddress") == "127.0.0.1":
+        return {"SPARK_LOCAL_IP": "127.0.0.1"}
+    return {}
+
+
 def extra_py_files(environ: Optional[Mapping[str, str]] = None) -> List[str]:
     """The run's `--extra-py-files` as the driver has them, for executors on a cluster: the
     archives (.zip, .egg, .whl) on PYTHONPATH, and the single modules the server put in the

@@ -238,6 +238,9 @@ def _configure_spark() -> None:
         os.environ.setdefault("SPARK_LOCAL_DIRS", local_dirs)
     if os_user_name() is None:
         _deferred_settings.update(defer_launcher_files(settings))
+    from .spark_conf import spark_environment
+    for name, value in spark_environment(settings).items():
+        os.environ.setdefault(name, value)
     lines = ["# Spark settings of this job run, written by OpenGlue (awsglue.spark_conf)."]
     for key, value in sorted(settings.items()):
         if _SECRET.search(key) or key in _deferred_settings:

@@ -138,6 +138,7 @@ def spark(tmp_path_factory):
     if getattr(pyspark, "__openglue_standin__", False) or spark_engine.java_path() is None:
         pytest.skip("no real pyspark or no java")
     from pyspark.sql import SparkSession
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # see spark_conf.spark_environment
     tmp = str(tmp_path_factory.mktemp("spark"))
     session = (SparkSession.builder.master("local[1]").appName("bridge-test")
                .config("spark.ui.enabled", "false").config("spark.local.dir", tmp)

@@ -6,6 +6,7 @@ import zipfile
 import pytest
 
 from awsglue.spark_conf import (Machine, parse_conf_argument, py_files_archive, session_conf,
+                                spark_environment,
                                 spark_jars, spark_jdbc)
 
 BIG = Machine(cpus=64, memory_mb=512 * 1024)
@@ -250,3 +251,12 @@ def test_a_nameless_uid_gives_the_launchers_files_to_the_jvm_instead():
     local = {"spark.jars": "local:/j/a.jar", "spark.master": "local[2]"}
     assert defer_launcher_files(local) == {} and local == {"spark.jars": "local:/j/a.jar",
                                                           "spark.master": "local[2]"}
+
+
+def test_spark_on_this_machine_does_not_need_the_host_name_to_resolve(env):
+    # Spark resolves the host name when its configuration loads, unless SPARK_LOCAL_IP is set:
+    # on loopback the runtime sets it (a minimal Debian may not resolve its own name).
+    assert spark_environment(session_conf({}, env)) == {"SPARK_LOCAL_IP": "127.0.0.1"}
+    assert spark_environment(session_conf({"--spark-master": "spark://127.0.0.1:7077"}, env)) == {
+        "SPARK_LOCAL_IP": "127.0.0.1"}
+    assert spark_environment(session_conf({"--spark-master": "spark://spark.example:7077"}, env)) == {}
