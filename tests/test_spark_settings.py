@@ -31,13 +31,19 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 DRIVER = textwrap.dedent("""
     import json, os, sys
-    from awsglue.spark_conf import session_conf
+    from awsglue.spark_conf import session_conf, spark_environment
+    from awsglue.spark_engine import host_name_resolves
     from pyspark import SparkConf
     from pyspark.sql import SparkSession
     from pyspark.sql.functions import udf
 
     args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
     conf = session_conf(args)
+    # What the runtime's engine set-up does before the JVM starts (awsglue.spark_engine).
+    os.environ.update(spark_environment(conf))
+    if not host_name_resolves():
+        for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+            os.environ.pop(name, None)
     spark = SparkSession.builder.config(conf=SparkConf().setAll(list(conf.items()))).getOrCreate()
 
     def where(_):

@@ -320,6 +320,19 @@ def os_user_name() -> Optional[str]:
         return None
 
 
+_AWS_KEY_VARIABLES = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
+
+
+def host_name_resolves() -> bool:
+    """Whether this machine's own host name resolves (Java's InetAddress.getLocalHost works)."""
+    import socket
+    try:
+        socket.getaddrinfo(socket.gethostname(), None)
+        return True
+    except OSError:
+        return False
+
+
 def after_pyspark_import() -> None:
     """Called once the real pyspark is imported on a Spark run: the JVM, when pyspark starts it
     and before any SparkContext exists, gets the secret settings as system properties and, for
@@ -331,9 +344,23 @@ def after_pyspark_import() -> None:
     if getattr(launch, "_openglue", False):
         return
     nameless = os_user_name() is None
+    # Spark's launcher copies AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY from its environment into
+    # Hadoop's settings and names the copy with InetAddress.getLocalHost(), which fails where
+    # the machine's host name does not resolve (SPARK_LOCAL_IP does not help there). S3A has the
+    # run's keys from session_conf anyway, so on such a machine the JVM starts without them in
+    # its environment, and Python workers (UDFs using boto3) get them through spark.executorEnv.
+    hidden = {} if host_name_resolves() else {
+        name: os.environ[name] for name in _AWS_KEY_VARIABLES if name in os.environ}
+    for name, value in hidden.items():
+        _secret_settings["spark.executorEnv." + name] = value
 
     def launch_gateway(*a, **kw):
-        gateway = launch(*a, **kw)
+        for name in hidden:
+            os.environ.pop(name, None)
+        try:
+            gateway = launch(*a, **kw)
+        finally:
+            os.environ.update(hidden)
         system = gateway.jvm.java.lang.System
         for key, value in list(_secret_settings.items()) + list(_deferred_settings.items()):
             system.setProperty(key, value)
