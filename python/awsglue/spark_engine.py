@@ -43,6 +43,8 @@ _prepared: Optional[str] = None
 _secret_settings: Dict[str, str] = {}
 # Settings of files the launcher would resolve through Hadoop (see _defer_launcher_files).
 _deferred_settings: Dict[str, str] = {}
+# Whether this run's Spark runs in local mode (executors inside the driver's JVM).
+_local_master = True
 # The settings whose paths spark-submit's launcher resolves through Hadoop's FileSystem.
 _LAUNCHER_FILE_KEYS = ("spark.jars", "spark.submit.pyFiles", "spark.files", "spark.archives")
 
@@ -238,9 +240,11 @@ def _configure_spark() -> None:
         os.environ.setdefault("SPARK_LOCAL_DIRS", local_dirs)
     if os_user_name() is None:
         _deferred_settings.update(defer_launcher_files(settings))
-    from .spark_conf import spark_environment
+    from .spark_conf import is_local_master, spark_environment
     for name, value in spark_environment(settings).items():
         os.environ.setdefault(name, value)
+    global _local_master
+    _local_master = is_local_master(settings.get("spark.master", "local[*]"))
     lines = ["# Spark settings of this job run, written by OpenGlue (awsglue.spark_conf)."]
     for key, value in sorted(settings.items()):
         if _SECRET.search(key) or key in _deferred_settings:
@@ -348,11 +352,14 @@ def after_pyspark_import() -> None:
     # Hadoop's settings and names the copy with InetAddress.getLocalHost(), which fails where
     # the machine's host name does not resolve (SPARK_LOCAL_IP does not help there). S3A has the
     # run's keys from session_conf anyway, so on such a machine the JVM starts without them in
-    # its environment, and Python workers (UDFs using boto3) get them through spark.executorEnv.
+    # its environment. In local mode its Python workers (UDFs using boto3) get them through
+    # spark.executorEnv; a cluster's executors are JVMs of their own, which that would hand the
+    # same lookup (and which never had the driver's environment).
     hidden = {} if host_name_resolves() else {
         name: os.environ[name] for name in _AWS_KEY_VARIABLES if name in os.environ}
-    for name, value in hidden.items():
-        _secret_settings["spark.executorEnv." + name] = value
+    if _local_master:
+        for name, value in hidden.items():
+            _secret_settings["spark.executorEnv." + name] = value
 
     def launch_gateway(*a, **kw):
         for name in hidden:
