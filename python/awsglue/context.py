@@ -164,7 +164,7 @@ class GlueContext:
         self._run_engine = spark_engine.prepare()
         self._sc = sparkContext
         self._spark = None
-        self._engine = engine or EmbeddedEngine()
+        self._engine = engine or self._default_engine()
         self._options = options
         self._logger = GlueLogger()
         self.create_dynamic_frame = DynamicFrameReader(self)
@@ -172,6 +172,16 @@ class GlueContext:
         self.create_data_frame = DataFrameReader(self)
         self.write_data_frame = DataFrameWriter(self)
         self.written: Dict[str, List[str]] = {}
+
+    def _default_engine(self):
+        """The Spark engine's native frames on Spark (unless `--spark-frames driver`), else the
+        embedded engine."""
+        if self._spark_enabled():
+            from .spark_engine import frames_mode
+            if frames_mode() == "native":
+                from .spark_frames import SparkEngine
+                return SparkEngine(lambda: self.spark_session)
+        return EmbeddedEngine()
 
     # ---------------------------------------------------------------- Spark-side API
 

@@ -69,6 +69,8 @@ class DynamicFrame:
         collected through Arrow, see awsglue/spark_bridge.py)."""
         if not glue_ctx._spark_enabled():
             raise spark_unavailable("DynamicFrame.fromDF()")
+        if hasattr(glue_ctx._engine, "from_spark"):
+            return DynamicFrame(glue_ctx._engine.from_spark(dataframe), glue_ctx, name or "")
         from .spark_bridge import from_spark
         return from_spark(dataframe, glue_ctx, name)
 
@@ -88,6 +90,8 @@ class DynamicFrame:
             specs.append((option.path, option.action))
         if specs:
             frame = frame.resolveChoice(specs=specs)
+        if hasattr(self._engine, "to_spark"):
+            return self._engine.to_spark(frame._plan)
         return to_spark(frame, self.glue_ctx.spark_session)
 
     # ---------------------------------------------------------------- actions

@@ -175,6 +175,22 @@ def prepare() -> str:
         return _prepared
 
 
+FRAMES_MODES = ("native", "driver")
+
+
+def frames_mode() -> str:
+    """Where a Spark run's DynamicFrames live: "native" (the default: in Spark DataFrames, each
+    step in Spark tasks, awsglue/spark_frames.py) or "driver" (on the embedded engine in the
+    driver, crossing to Spark at toDF/fromDF). From the run's `--spark-frames` argument, else
+    the environment's OPENGLUE_SPARK_FRAMES."""
+    value = script_arguments(sys.argv[1:]).get("--spark-frames") \
+        or os.environ.get("OPENGLUE_SPARK_FRAMES") or "native"
+    value = value.strip().lower()
+    if value not in FRAMES_MODES:
+        raise ValueError("--spark-frames must be native or driver, not {!r}".format(value))
+    return value
+
+
 def current_engine() -> str:
     """The engine of this process once prepared ("embedded", "spark"), else ""."""
     return _prepared or ""

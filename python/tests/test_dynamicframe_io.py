@@ -22,11 +22,12 @@ from awsglue.context import GlueContext
 from awsglue.dynamicframe import DynamicFrame
 
 import fake_engine
+from conftest import glue_context
 from job_isolation import no_current_job  # noqa: F401  (autouse: no Job leaks between tests)
 
-@pytest.fixture(params=["fake", "real"])
+@pytest.fixture(params=["fake", "real", "spark"])
 def engine(request, monkeypatch, tmp_path):
-    if request.param == "real":
+    if request.param in ("real", "spark"):
         import awsglue._engine  # noqa: F401  (`make build` puts it in python/awsglue)
     else:
         monkeypatch.setattr(native, "_ext", fake_engine)
@@ -38,8 +39,10 @@ def engine(request, monkeypatch, tmp_path):
 
 
 @pytest.fixture
-def ctx():
-    return GlueContext(object())
+def ctx(engine):
+    """`spark`: the same tests with DynamicFrames over Spark DataFrames, the files read and
+    written in Spark tasks by the built engine (awsglue/spark_frames.py)."""
+    return glue_context("spark" if engine == "spark" else "embedded")
 
 
 def put(tmp_path, key, text):

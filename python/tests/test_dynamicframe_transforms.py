@@ -12,10 +12,20 @@ from awsglue.dynamicframe import (DynamicFrame, DynamicFrameCollection, ErrorThr
                                   format_schema)
 from awsglue._compat import SparkApiUnavailable
 
+from conftest import glue_context
+
+
+@pytest.fixture(params=["embedded", "spark"])
+def ctx(request):
+    """Every test runs on both engines with the same expected values: the embedded engine, and
+    DynamicFrames over Spark DataFrames (awsglue/spark_frames.py)."""
+    return glue_context(request.param)
+
 
 @pytest.fixture
-def ctx():
-    return GlueContext(object())
+def embedded_ctx():
+    """For tests of the embedded engine itself (its stand-in, its batch streaming)."""
+    return glue_context("embedded")
 
 
 def frame(ctx, records, name="f"):
@@ -326,7 +336,8 @@ def test_to_pandas(ctx):
     assert pdf["a"].tolist() == [1, 2]
 
 
-def test_spark_apis_raise_clear_error(ctx):
+def test_spark_apis_raise_clear_error(embedded_ctx):
+    ctx = embedded_ctx
     f = frame(ctx, [{"a": 1}])
     with pytest.raises(SparkApiUnavailable, match="--engine spark"):
         f.toDF()
@@ -359,7 +370,7 @@ def test_logger_writes_glue_style_lines(ctx, capsys):
     assert err[0].endswith("glue: hello")
 
 
-def test_streamable_steps_run_batch_by_batch(ctx):
+def test_streamable_steps_run_batch_by_batch(embedded_ctx):
     """read -> apply_mapping -> select -> filter pulls one source batch per output batch: the
     pipeline never holds more than a batch or two, whatever the input size."""
     from awsglue._embedded.plan import Plan, Source
@@ -380,7 +391,7 @@ def test_streamable_steps_run_batch_by_batch(ctx):
                                           schema=self.schema())
             return self.schema(), gen()
 
-    f = DynamicFrame(Plan(Counting()), ctx, "big")
+    f = DynamicFrame(Plan(Counting()), embedded_ctx, "big")
     out = (f.apply_mapping([("a", "string", "a", "long"), ("b", "long", "b", "string")])
            .select_fields(["a", "b"]).filter(lambda r: r["b"] != "0"))
     schema, it = out._plan.stream()

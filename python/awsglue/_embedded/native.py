@@ -42,8 +42,20 @@ def engine_error_types() -> Tuple[type, ...]:
     return ()
 
 
+_storage_override: Optional[Dict[str, str]] = None
+
+
+def use_storage(settings: Optional[Dict[str, str]]) -> None:
+    """Where s3:// goes in this process from now on: the driver's `storage()`, given to a Spark
+    task (awsglue/spark_frames.py), whose Python worker may not have the run's environment."""
+    global _storage_override
+    _storage_override = dict(settings) if settings is not None else None
+
+
 def storage() -> Dict[str, str]:
     """Where s3:// goes, from the environment (runtime helper's awsglue.storage when present)."""
+    if _storage_override is not None:
+        return dict(_storage_override)
     try:
         from ..storage import storage_options  # type: ignore
         return dict(storage_options())
