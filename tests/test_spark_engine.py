@@ -264,6 +264,9 @@ def test_glue_only_scripts_give_the_same_rows_on_both_engines(kit, glue, server)
         assert run["JobRunState"] == "SUCCEEDED", (engine, run.get("ErrorMessage"))
         errors = log_messages(server.client("logs"), ERROR, run["Id"])
         assert errors[0] == f"[openglue] engine: {engine} (--engine {engine})"
+        frames_line = ("[openglue] frames: DynamicFrames over Spark DataFrames, their steps in "
+                       "Spark tasks")
+        assert (frames_line in errors) == (engine == "spark"), errors[:3]
         run = kit.run(kit.job(TRANSFORMS), timeout=SPARK_TIMEOUT, Arguments={
             "--orders": f"s3://{data}/orders/", "--mixed": f"s3://{data}/mixed/",
             "--out": f"s3://{target}/joined/", "--engine": engine})

@@ -12,6 +12,8 @@ runs, one after the other in one run, each as its own process:
   openglue-job       the same script as a job of an OpenGlue server: CreateJob, StartJobRun,
                      GetJobRun polled to SUCCEEDED; the input hard-linked into the server's
                      embedded store, the output written to it
+  openglue-spark     the same script as a job run with `--engine spark`: the Glue API over Spark
+                     DataFrames (awsglue/spark_frames.py) in local mode, the JVM started by the run
   spark              bench/etl/ref_spark.py: the same pipeline in Spark's DataFrame API on pyspark
                      in local mode (session from awsglue.spark_conf.session_conf); its start-up
                      (JVM + SparkSession) is reported apart from the work
@@ -74,10 +76,11 @@ run on 0.1 GB that does not touch this file.
 TARGET_THROUGHPUT = 0.8        # OpenGlue's MB/s / pyarrow's
 TARGET_RSS_BYTES = 1.5e9       # peak RSS for a CSV larger than that
 TERMINAL = ("SUCCEEDED", "FAILED", "TIMEOUT", "STOPPED", "ERROR")
-IMPLEMENTATIONS = ("pyarrow", "duckdb", "openglue", "openglue-job", "spark")
+IMPLEMENTATIONS = ("pyarrow", "duckdb", "openglue", "openglue-job", "openglue-spark", "spark")
 LABELS = {"pyarrow": "pyarrow (reference)", "duckdb": "DuckDB",
           "openglue": "OpenGlue, in-process (`python3 etl_job.py`)",
           "openglue-job": "OpenGlue, job run through the server",
+          "openglue-spark": "OpenGlue, job run on the Spark engine (`--engine spark`, local mode)",
           "spark": "Spark 3.5 local mode (`ref_spark.py`, DataFrame API)"}
 JOB = "bench_etl"
 IN_BUCKET = "bench-etl-in"
@@ -311,8 +314,8 @@ def _link_or_copy(src, dst):
     os.chmod(dst, 0o644)
 
 
-def run_job(args, csv_path, workdir):
-    """The script as a job run of a fresh server. Wall time from StartJobRun to SUCCEEDED seen
+def run_job(args, csv_path, workdir, engine="embedded"):
+    """The script as a job run of a fresh server, on `engine` (its `--engine` argument). Wall time from StartJobRun to SUCCEEDED seen
     (GetJobRun every 50 ms); the run's processes are the server's descendants that appear after
     StartJobRun (the server's supervised S3 server, started before, is not counted)."""
     import boto3
@@ -344,7 +347,8 @@ def run_job(args, csv_path, workdir):
                         Command={"Name": "glueetl", "ScriptLocation": f"s3://{SCRIPT_BUCKET}/etl_job.py",
                                  "PythonVersion": "3"},
                         DefaultArguments={"--input": f"s3://{IN_BUCKET}/orders.csv",
-                                          "--output": f"s3://{OUT_BUCKET}/orders/"})
+                                          "--output": f"s3://{OUT_BUCKET}/orders/",
+                                          "--engine": engine})
         before = set(descendants(server.pid))
         server_cpu0 = server.cpu()
         with TreeSampler(lambda: [p for p in descendants(server.pid) if p not in before]) as sampler:
@@ -397,9 +401,10 @@ def run_one(name, args, csv_path, workdir, rep):
             return run_inprocess(args, csv_path, folder)
         if name == "spark":
             return run_spark(args, csv_path, folder)
-        job_dir = os.path.join(folder, "job")
+        job_dir = os.path.join(folder, "job" if name == "openglue-job" else "job-spark")
         os.makedirs(job_dir, exist_ok=True)
-        return run_job(args, csv_path, job_dir)
+        return run_job(args, csv_path, job_dir,
+                       "spark" if name == "openglue-spark" else "embedded")
     except Exception as e:  # noqa: BLE001 - the others still run
         log(f"{name} FAILED: {e}")
         return {"exit": 1, "state": f"error: {str(e)[:300]}"}
@@ -571,6 +576,14 @@ def render(args, info, started, meta, results, unavailable, version):
                           f"started), **{fmt(spark['cpu_s'] / inproc['cpu_s'], 2)}x** fewer CPU-seconds."
                           if inproc and inproc.get("exit") == 0 and inproc.get("cpu_s") else ""))
         add("")
+    on_spark = results.get("openglue-spark")
+    if job and on_spark and job.get("exit") == 0 and on_spark.get("exit") == 0:
+        add(f"The same Glue script as a job run on the embedded engine against `--engine spark` "
+            f"(Spark local mode, the Glue API over DataFrames): **{fmt(on_spark['wall_s'] / job['wall_s'], 2)}x** "
+            f"faster end to end, **{fmt(on_spark['cpu_s'] / job['cpu_s'], 2)}x** fewer CPU-seconds "
+            f"(target: at least 5x faster end to end: "
+            f"{met(on_spark['wall_s'] / job['wall_s'] >= 5)}).")
+        add("")
     add("### Targets (OpenGlue, in-process)")
     add("")
     add("| target | result | met |")
@@ -677,16 +690,18 @@ def main(argv=None):
         results["_duckdb_version"] = duckdb.__version__
     except ImportError:
         unavailable["duckdb"] = "duckdb is not installed (`make bench-deps`)"
-    engine = engine_status(args.python, args.runtime_path) if {"openglue", "openglue-job"} & set(args.only) else None
+    engine = engine_status(args.python, args.runtime_path) if {"openglue", "openglue-job", "openglue-spark"} & set(args.only) else None
     if engine:
-        unavailable["openglue"] = unavailable["openglue-job"] = engine
+        unavailable["openglue"] = unavailable["openglue-job"] = unavailable["openglue-spark"] = engine
         log(f"OpenGlue: not available: {engine}")
-    if "spark" in args.only:
+    if {"spark", "openglue-spark"} & set(args.only):
         why = spark_status(args.python)
         if why:
             unavailable["spark"] = why
-    if "openglue-job" in args.only and not os.access(args.openglue_bin, os.X_OK):
-        unavailable.setdefault("openglue-job", f"no server binary at {args.openglue_bin} (`make build`)")
+            unavailable.setdefault("openglue-spark", why)
+    for job_row in ("openglue-job", "openglue-spark"):
+        if job_row in args.only and not os.access(args.openglue_bin, os.X_OK):
+            unavailable.setdefault(job_row, f"no server binary at {args.openglue_bin} (`make build`)")
     version = "n/a"
     if os.access(args.openglue_bin, os.X_OK):
         version = benchlib.OpenGlueServer("/nonexistent", args.openglue_bin).version()

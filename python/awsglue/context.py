@@ -177,8 +177,10 @@ class GlueContext:
         """The Spark engine's native frames on Spark (unless `--spark-frames driver`), else the
         embedded engine."""
         if self._spark_enabled():
-            from .spark_engine import frames_mode
-            if frames_mode() == "native":
+            from .spark_engine import announce_frames, frames_mode
+            mode = frames_mode()
+            announce_frames(mode)
+            if mode == "native":
                 from .spark_frames import SparkEngine
                 return SparkEngine(lambda: self.spark_session)
         return EmbeddedEngine()

@@ -191,6 +191,20 @@ def frames_mode() -> str:
     return value
 
 
+_frames_announced = False
+
+
+def announce_frames(mode: str) -> None:
+    """Says once in a Spark run's log where its DynamicFrames live."""
+    global _frames_announced
+    if _frames_announced or not os.environ.get("OPENGLUE_JOB_RUN_ID"):
+        return
+    _frames_announced = True
+    text = ("DynamicFrames over Spark DataFrames, their steps in Spark tasks" if mode == "native"
+            else "DynamicFrames on the embedded engine in the driver (--spark-frames driver)")
+    print("[openglue] frames: " + text, file=sys.stderr, flush=True)
+
+
 def current_engine() -> str:
     """The engine of this process once prepared ("embedded", "spark"), else ""."""
     return _prepared or ""

@@ -540,11 +540,16 @@ class SparkEngine:
 
     def __init__(self, spark_session):
         self._session_source = spark_session
+        self._shipped = None
 
     @property
     def spark(self):
         s = self._session_source
-        return s() if callable(s) else s
+        spark = s() if callable(s) else s
+        if self._shipped is not spark.sparkContext:
+            _ship_extension(spark.sparkContext)
+            self._shipped = spark.sparkContext
+        return spark
 
     def parallelism(self) -> int:
         return max(1, self.spark.sparkContext.defaultParallelism)
@@ -932,6 +937,23 @@ class SparkEngine:
 
     def purge(self, path: str, retention_ms, exclusions) -> List[str]:
         return native.delete_prefix(path, retention_ms, exclusions)
+
+
+_shipped_to = set()
+
+
+def _ship_extension(sc) -> None:
+    """Executors on a cluster get the awsglue package as Python sources (spark_conf's py-files
+    archive); the embedded engine's compiled extension goes with the application's files, and
+    awsglue._embedded.native loads it from there."""
+    master = sc.master or ""
+    if master.startswith("local") or id(sc) in _shipped_to:
+        return
+    _shipped_to.add(id(sc))
+    ext = getattr(native, "_ext", None)
+    path = getattr(ext, "__file__", None)
+    if path:
+        sc.addFile(path)
 
 
 def _check_thresholds(step: _Step, prior: Sequence[_Step]) -> None:

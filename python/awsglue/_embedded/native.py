@@ -28,7 +28,40 @@ def available() -> bool:
     return _ext is not None
 
 
+def _shipped_extension():
+    """On a Spark executor whose awsglue came without the extension (the py-files archive holds
+    sources only): the extension the driver shipped with the application's files
+    (awsglue/spark_frames.py), loaded under its own name. pyarrow, imported above, has already
+    loaded the Arrow libraries it links to."""
+    try:
+        from pyspark import SparkFiles
+        if not getattr(SparkFiles, "_is_running_on_worker", False):
+            return None
+        root = SparkFiles.getRootDirectory()
+        names = [n for n in os.listdir(root) if n.startswith("_engine.") and n.endswith(".so")]
+    except (ImportError, OSError, TypeError, AttributeError):
+        return None
+    if not names:
+        return None
+    import importlib.machinery
+    import importlib.util
+    path = os.path.join(root, sorted(names)[0])
+    loader = importlib.machinery.ExtensionFileLoader(__package__.rsplit(".", 1)[0] + "._engine",
+                                                     path)
+    spec = importlib.util.spec_from_file_location(loader.name, path, loader=loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+if _ext is None:  # pragma: no cover - a Spark executor's Python worker
+    _ext = _shipped_extension()
+
+
 def _require():
+    global _ext
+    if _ext is None:
+        _ext = _shipped_extension()
     if _ext is None:
         raise EngineUnavailable(
             "the embedded engine (awsglue._engine) is not built: run `make build` in the OpenGlue "
