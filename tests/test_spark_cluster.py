@@ -105,6 +105,8 @@ job = Job(glueContext)
 job.init(args["JOB_NAME"], args)
 people = glueContext.create_dynamic_frame.from_options(
     "s3", {"paths": [args["src"]]}, "csv", {"withHeader": True}, transformation_ctx="people")
+# A Glue step's function runs in the executors' tasks too (the frames are Spark DataFrames).
+people = people.map(lambda r: dict(r, glue_pid=os.getpid()))
 df = people.toDF()
 
 
@@ -155,8 +157,11 @@ def test_a_glue_script_mixing_dynamicframes_and_spark_runs_on_the_standalone_clu
         name, pid, uid = r["tag"].split("|")
         assert name == r["name"].upper()
         # The UDF ran in a Python worker of the executor, not in the driver's process; the
-        # executor runs as the worker's user.
+        # executor runs as the worker's user. So did the Glue map, and the CSV read before it
+        # (the embedded reader, shipped to the executor with the engine's extension, read the
+        # S3 API with the run's credentials).
         assert int(pid) != report["driver_pid"]
+        assert r["glue_pid"] != report["driver_pid"]
         assert int(uid) == os.getuid()
     if os.geteuid() == 0:
         # The run had a uid of its own, without a user name: Spark's user is the name the

@@ -36,6 +36,7 @@ per step, keyed by partition, so that recomputing a partition never counts its e
 """
 import io
 import itertools
+import os
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import pyarrow as pa
@@ -547,7 +548,7 @@ class SparkEngine:
         s = self._session_source
         spark = s() if callable(s) else s
         if self._shipped is not spark.sparkContext:
-            _ship_extension(spark.sparkContext)
+            _ship_runtime(spark.sparkContext)
             self._shipped = spark.sparkContext
         return spark
 
@@ -939,21 +940,27 @@ class SparkEngine:
         return native.delete_prefix(path, retention_ms, exclusions)
 
 
-_shipped_to = set()
-
-
-def _ship_extension(sc) -> None:
-    """Executors on a cluster get the awsglue package as Python sources (spark_conf's py-files
-    archive); the embedded engine's compiled extension goes with the application's files, and
-    awsglue._embedded.native loads it from there."""
-    master = sc.master or ""
-    if master.startswith("local") or id(sc) in _shipped_to:
+def _ship_runtime(sc) -> None:
+    """What the executors' Python workers import to run the steps: the awsglue package as
+    Python sources (spark_conf's py-files archive; a job run on a cluster already has it) and
+    the embedded engine's compiled extension with the application's files, which
+    awsglue._embedded.native loads from there (Python imports no extension from a zip). Done
+    on every master: a worker's own PYTHONPATH never has to know about OpenGlue."""
+    if getattr(sc, "_openglue_runtime_shipped", False):
         return
-    _shipped_to.add(id(sc))
-    ext = getattr(native, "_ext", None)
-    path = getattr(ext, "__file__", None)
+    sc._openglue_runtime_shipped = True
+    from .spark_conf import py_files_archive
+    archive = py_files_archive()
+    included = {os.path.basename(p) for p in (getattr(sc, "_python_includes", None) or [])}
+    if os.path.basename(archive) not in included:
+        sc.addPyFile(archive)
+    path = getattr(getattr(native, "_ext", None), "__file__", None)
     if path:
-        sc.addFile(path)
+        try:
+            sc.addFile(path)
+        except Exception as e:  # noqa: BLE001 - already registered by a job run's settings
+            if "already registered" not in str(e):
+                raise
 
 
 def _check_thresholds(step: _Step, prior: Sequence[_Step]) -> None:

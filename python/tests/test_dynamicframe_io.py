@@ -22,7 +22,7 @@ from awsglue.context import GlueContext
 from awsglue.dynamicframe import DynamicFrame
 
 import fake_engine
-from conftest import glue_context
+from engine_kit import glue_context
 from job_isolation import no_current_job  # noqa: F401  (autouse: no Job leaks between tests)
 
 @pytest.fixture(params=["fake", "real", "spark"])

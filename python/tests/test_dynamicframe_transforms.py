@@ -12,7 +12,7 @@ from awsglue.dynamicframe import (DynamicFrame, DynamicFrameCollection, ErrorThr
                                   format_schema)
 from awsglue._compat import SparkApiUnavailable
 
-from conftest import glue_context
+from engine_kit import glue_context
 
 
 @pytest.fixture(params=["embedded", "spark"])

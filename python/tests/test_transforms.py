@@ -3,17 +3,19 @@ documents it, compared against the values it must produce."""
 import pytest
 
 from awsglue import gluetypes as gt
-from awsglue.context import GlueContext
 from awsglue.dynamicframe import DynamicFrame, DynamicFrameCollection
+
+from engine_kit import glue_context
 
 NAMES = ["ApplyMapping", "ResolveChoice", "DropNullFields", "Relationalize", "Join", "Filter", "Map",
          "SelectFields", "DropFields", "RenameField", "SplitFields", "SplitRows", "Spigot", "Unbox",
          "UnnestFrame", "Union", "MergeDynamicFrame", "ErrorsAsDynamicFrame", "SelectFromCollection"]
 
 
-@pytest.fixture
-def ctx():
-    return GlueContext(object())
+@pytest.fixture(params=["embedded", "spark"])
+def ctx(request):
+    """Both engines, the same expected values (python/tests/engine_kit.py)."""
+    return glue_context(request.param)
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Shared fixtures of python/tests: one local SparkSession (one JVM) for every test that runs
+"""For python/tests: one local SparkSession (one JVM) for every test that runs
 DynamicFrames on the Spark engine (awsglue/spark_frames.py)."""
 import os
 
