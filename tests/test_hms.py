@@ -50,6 +50,11 @@ def glue(hms_server):
 def spark(hms_server):
     from pyspark.sql import SparkSession
 
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        # Another module's session (python/tests share one): the Hive catalog is a static
+        # setting, taken only by a new SparkContext.
+        active.stop()
     warehouse = tempfile.mkdtemp(prefix="openglue-hms-warehouse-")
     session = (SparkSession.builder.master("local[2]").appName("openglue-hms-test")
                .config("spark.ui.enabled", "false")
