@@ -144,8 +144,7 @@ def encode(arr, at: pa.DataType, for_df: bool = False):
         return arr
     if t.is_union(at):
         import pyarrow.compute as pc
-        codes = arr.type_codes
-        offsets = arr.offsets
+        codes, offsets = _union_codes_offsets(arr)
         kids = []
         for i in range(at.num_fields):
             child = encode(arr.field(i), at.field(i).type, for_df)
@@ -176,6 +175,16 @@ def encode(arr, at: pa.DataType, for_df: bool = False):
     return arr.cast(target)
 
 
+def _union_codes_offsets(arr):
+    """A dense union's type codes and value offsets for its own rows, read from its buffers
+    (pyarrow's `type_codes` and `offsets` ignore a slice)."""
+    n, start = len(arr), arr.offset
+    bufs = arr.buffers()
+    codes = pa.Array.from_buffers(pa.int8(), start + n, [None, bufs[1]]).slice(start, n)
+    offsets = pa.Array.from_buffers(pa.int32(), start + n, [None, bufs[2]]).slice(start, n)
+    return codes, offsets
+
+
 def _offsets(arr):
     """A (possibly sliced) list or map array's offsets, starting at 0 like flatten()'s values."""
     import pyarrow.compute as pc
@@ -198,7 +207,7 @@ def decode(arr, at: pa.DataType):
         code = pa.nulls(n, pa.int8())
         for i in range(at.num_fields - 1, -1, -1):
             code = pc.if_else(kids[i].is_valid(), pa.scalar(i, pa.int8()), code)
-        code = pc.fill_null(code, pa.scalar(0, pa.int8())).to_numpy(zero_copy_only=False)
+        code = pc.fill_null(code, pa.scalar(0, pa.int8())).to_pylist()
         children, offsets = [], [0] * n
         for i in range(at.num_fields):
             rows = [r for r in range(n) if code[r] == i]
@@ -684,10 +693,14 @@ class SparkEngine:
         schemas = kept.select("pid", "rows", "schema").collect()
         step.ran = True
         merged: gt.DataType = gt.StructType([])
-        for r in sorted(schemas, key=lambda r: r["pid"]):
-            if r["rows"] or isinstance(op, ops.Unbox):
-                merged = merge_types(merged, gt.from_arrow_schema(
-                    pa.ipc.read_schema(pa.py_buffer(bytes(r["schema"])))))
+        ordered = sorted(schemas, key=lambda r: r["pid"])
+        # Partitions without rows say nothing about the types (an empty unbox keeps its
+        # string), unless no partition has rows: then the first one's schema, as the op gives
+        # for no rows on the embedded engine.
+        with_rows = [r for r in ordered if r["rows"]] or ordered[:1]
+        for r in with_rows:
+            merged = merge_types(merged, gt.from_arrow_schema(
+                pa.ipc.read_schema(pa.py_buffer(bytes(r["schema"])))))
         out_schema = gt.to_arrow_schema(merged)
         assert isinstance(merged, gt.StructType)
 

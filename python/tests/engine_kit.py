@@ -1,6 +1,7 @@
 """For python/tests: one local SparkSession (one JVM) for every test that runs
 DynamicFrames on the Spark engine (awsglue/spark_frames.py)."""
 import os
+import sys
 
 import pytest
 
@@ -21,6 +22,7 @@ def spark_session():
         os.environ["PYTHONPATH"] = os.pathsep.join([PYTHON_DIR] + ([path] if path else []))
     return (SparkSession.builder.master("local[2]").appName("openglue-python-tests")
             .config("spark.ui.enabled", "false")
+            .config("spark.pyspark.python", sys.executable)
             .config("spark.sql.shuffle.partitions", "4")
             .config("spark.sql.session.timeZone", "UTC").getOrCreate())
 

@@ -416,3 +416,32 @@ def test_numeric_casts_truncate_and_null_out_of_range(ctx):
     assert cols["b"] == [1, None, -5, None, 7]
     assert cols["s"] == [12, 13, 1, None, None]
     assert cols["sd"] == [12.0, 13.0, 1.5, None, 99999999999.0]
+
+
+def test_whole_frame_steps_agree_across_partitions(ctx):
+    """Steps whose types depend on every row (map, unbox, drop_null_fields) and error records
+    over a frame spread across several partitions give the embedded engine's result: on Spark
+    each partition's types are merged on the driver, errors counted once per partition."""
+    def pipeline(c):
+        # 10,000 rows: on Spark more than one partition, in row order (a literal frame is
+        # cut in 4,096-row chunks), so "first seen" orders choice members as on one machine.
+        recs = [{"id": i, "v": i if i % 3 else str(i), "late": None if i < 9000 else i,
+                 "never": None, "j": '{"x": %d, "y": "s%d"}' % (i, i) if i % 2 else None}
+                for i in range(10000)]
+        f = DynamicFrame.from_records(recs, c, "f")
+        if c._engine.name == "spark":
+            assert f.getNumPartitions() > 1
+        mapped = f.map(lambda r: dict(r, w=r["id"] * 2 if r["id"] % 5 else "five",
+                                      bad=1 // (r["id"] % 7)))
+        unboxed = f.unbox("j", "json")
+        kept = f.drop_null_fields()
+        return {
+            "mapped": (mapped.schema(), sorted(mapped.to_arrow().to_pylist(), key=str),
+                       mapped.errorsCount()),
+            "unboxed": (unboxed.schema(), sorted(unboxed.to_arrow().to_pylist(), key=str)),
+            "kept": (kept.schema(), sorted(kept.to_arrow().to_pylist(), key=str)),
+        }
+    expected = pipeline(glue_context("embedded"))
+    assert expected["mapped"][2] == 1429  # the ids divisible by 7 divide by zero
+    assert [f.name for f in expected["kept"][0].fields] == ["id", "v", "late", "j"]
+    assert pipeline(ctx) == expected
