@@ -58,13 +58,13 @@ job.commit()
 '''
 
 
-def run_spec(kit, tmp_path, spec, job=None, arguments=None, expect="SUCCEEDED"):
+def run_spec(kit, tmp_path, spec, job=None, arguments=None, expect="SUCCEEDED", timeout=120):
     out = str(tmp_path / (uuid.uuid4().hex + ".json"))
     spec = dict(spec, out=out)
     job = job or kit.job(SCRIPT)
     args = {"--spec": json.dumps(spec)}
     args.update(arguments or {})
-    run = kit.run(job, timeout=120, Arguments=args)
+    run = kit.run(job, timeout=timeout, Arguments=args)
     assert run["JobRunState"] == expect, run.get("ErrorMessage")
     if expect != "SUCCEEDED":
         return run, None
@@ -274,3 +274,23 @@ def test_9_a_run_that_fails_before_commit_reads_the_same_rows_again(kit, anydb, 
              expect="FAILED")
     _, out = run_spec(kit, tmp_path, spec, job=job, arguments=BOOKMARKS)
     assert [r["id"] for r in out["reads"]["r"]] == [1, 2, 3]
+
+
+def test_9_on_the_spark_engine_each_query_is_a_task_and_bookmarks_hold(kit, glue, anydb, tmp_path):
+    """--engine spark: the source's queries (3 hash partitions) run in Spark tasks with the
+    same reader and type mapping; the bookmark's high-water mark is fixed on the driver and
+    moves only on commit, as on the embedded engine."""
+    table = unique("sparkjdbc")
+    expected = _people(anydb, table, n=12)
+    spec = {"reads": {"hashed": {"type": anydb.kind, "ctx": "src", "options": anydb.options(
+        dbtable=table, hashfield="name", hashpartitions="3")}}}
+    job = kit.job(SCRIPT)
+    arguments = dict(BOOKMARKS, **{"--engine": "spark"})
+    _, out = run_spec(kit, tmp_path, spec, job=job, arguments=arguments, timeout=300)
+    assert out["reads"]["hashed"] == _sorted(expected)
+    anydb.execute(f"INSERT INTO {table} VALUES (13, 'p13', 130), (14, 'p14', 140)")
+    _, out = run_spec(kit, tmp_path, spec, job=job, arguments=arguments, timeout=300)
+    assert [r["id"] for r in out["reads"]["hashed"]] == [13, 14]
+    assert [r["score"] for r in out["reads"]["hashed"]] == [130, 140]
+    state = json.loads(glue.get_job_bookmark(JobName=job)["JobBookmarkEntry"]["JobBookmark"])
+    assert state["src"]["high"] == [14] and state["src"]["keys"] == ["id"]

@@ -351,6 +351,9 @@ class GlueContext:
         return DynamicFrame(plan, self, table_name, transformation_ctx)
 
     def _read_jdbc(self, target, options: dict, transformation_ctx: str, name: str) -> DynamicFrame:
+        if hasattr(self._engine, "read_jdbc"):  # Spark: the queries run in Spark tasks
+            return DynamicFrame(self._engine.read_jdbc(target, options, transformation_ctx or ""),
+                                self, name or target.dbtable, transformation_ctx)
         table = _jdbc().read(target, options, transformation_ctx or "")
         return DynamicFrame(self._engine.from_arrow(table), self, name or target.dbtable,
                             transformation_ctx)

@@ -535,9 +535,63 @@ def _state_matches(state: Optional[dict], label: str, table: str, keys: List[str
     return True
 
 
+class PlannedRead:
+    """A JDBC source's queries (one per hash partition), fixed with the run's bookmark bounds,
+    and `register(rows)`, which tells the running job what was read once the rows are in."""
+
+    def __init__(self, queries: List[Tuple[str, list]], register):
+        self.queries = queries
+        self.register = register
+
+
 def read(target: JdbcTarget, options: Dict[str, Any], transformation_ctx: str = "") -> pa.Table:
     """Reads the source into an Arrow table (see the module's docstring); registers the source
     with the running job when it has a transformation_ctx."""
+    planned = plan_read(target, options, transformation_ctx)
+    queries = planned.queries
+    if len(queries) == 1:
+        results = [_fetch(target, *queries[0])]
+    else:
+        with ThreadPoolExecutor(max_workers=min(len(queries), 8),
+                                thread_name_prefix="og-jdbc") as pool:
+            results = list(pool.map(lambda q: _fetch(target, *q), queries))
+    description = results[0][0]
+    rows = [r for _, part_rows in results for r in part_rows]
+    table = rows_to_table(target.vendor, description, rows)
+    planned.register(table.num_rows)
+    return table
+
+
+def fetch_table(target: JdbcTarget, sql: str, params: list) -> pa.Table:
+    """One query's rows as a table (a Spark task's share of a source, awsglue/spark_frames)."""
+    description, rows = _fetch(target, sql, params)
+    return rows_to_table(target.vendor, description, rows)
+
+
+def merge_part_types(types: List[pa.DataType]) -> pa.DataType:
+    """The type of a column read in parts, as reading it whole would give: the parts' types
+    differ only where the rows decide (bytes in a MySQL text column make it binary; values
+    that do not convert make it string)."""
+    distinct = list(dict.fromkeys(types))
+    if len(distinct) == 1:
+        return distinct[0]
+    if all(pa.types.is_string(t) or pa.types.is_binary(t) for t in distinct):
+        return pa.binary()
+    return pa.string()
+
+
+def conform_part(column: pa.Array, t: pa.DataType) -> pa.Array:
+    """A part's column as the merged type `t` (merge_part_types)."""
+    if column.type == t:
+        return column
+    if pa.types.is_binary(t):
+        return column.cast(t)
+    return pa.array([None if v is None else str(v) for v in column.to_pylist()], type=pa.string())
+
+
+def plan_read(target: JdbcTarget, options: Dict[str, Any],
+              transformation_ctx: str = "") -> PlannedRead:
+    """The queries of a read and how to register it (see `read`)."""
     options = dict(options or {})
     select_from, append_mode = _base_query(target, options)
     if append_mode:
@@ -628,27 +682,20 @@ def read(target: JdbcTarget, options: Dict[str, Any], transformation_ctx: str = 
         return "SELECT * FROM {}{}{}".format(from_sql, w, limit), params + cparams
 
     queries = [query(c, p) for c, p in parts]
-    if len(queries) == 1:
-        results = [_fetch(target, *queries[0])]
-    else:
-        with ThreadPoolExecutor(max_workers=min(len(queries), 8),
-                                thread_name_prefix="og-jdbc") as pool:
-            results = list(pool.map(lambda q: _fetch(target, *q), queries))
-    description = results[0][0]
-    rows = [r for _, part_rows in results for r in part_rows]
-    table = rows_to_table(target.vendor, description, rows)
 
-    if bookmarked:
+    def register_read(num_rows: int) -> None:
+        if not bookmarked:
+            return
         high = upper if upper is not None else low
         state = {"type": "jdbc", "connection": target.label, "table": table_label,
                  "keys": keys, "sort_order": order, "high": high}
         info = {"type": "jdbc", "connection": target.label, "table": table_label, "keys": keys,
-                "sort_order": order, "low": low, "high": high, "rows": table.num_rows,
+                "sort_order": order, "low": low, "high": high, "rows": num_rows,
                 "state": state}
         register = getattr(job, "register_source", None)
         if callable(register):
             register(transformation_ctx, info)
-    return table
+    return PlannedRead(queries, register_read)
 
 
 def _from_clause(select_from: str, append_mode: bool) -> str:

@@ -666,58 +666,60 @@ class SparkEngine:
     def _whole_partition(self, plan: SparkPlan, op) -> SparkPlan:
         """map, unbox: the op over each partition's rows; its output schema merged over all
         partitions; each partition's kept result conformed to it."""
-        from pyspark import StorageLevel
-        from pyspark.sql import types as st
         step = self._step(op)
         in_schema = plan.schema
 
         def first(frames):
-            batches = list(frames)
-            table = pa.Table.from_batches(batches, schema=in_schema)
+            table = pa.Table.from_batches(list(frames), schema=in_schema)
             op.errors = []
             out = op.table(table)
             pid = _partition_id()
             if step.acc is not None:
                 step.acc.add({pid: (len(op.errors), op.errors[:ERRORS_KEPT])})
-            sink = io.BytesIO()
-            with pa.ipc.new_stream(sink, out.schema) as w:
-                w.write_table(out)
-            yield pa.RecordBatch.from_pydict({
-                "pid": [pid], "rows": [out.num_rows],
-                "schema": [out.schema.serialize().to_pybytes()],
-                "data": [sink.getvalue()]})
-        kept = plan.with_tail(first, st.StructType([
-            st.StructField("pid", st.LongType()), st.StructField("rows", st.LongType()),
-            st.StructField("schema", st.BinaryType()), st.StructField("data", st.BinaryType())]))
-        kept = kept.persist(StorageLevel.MEMORY_AND_DISK)
-        schemas = kept.select("pid", "rows", "schema").collect()
+            yield _kept_part(pid, out)
+        kept, parts = _keep_parts(plan.with_tail(first, _kept_parts_type()))
         step.ran = True
         merged: gt.DataType = gt.StructType([])
-        ordered = sorted(schemas, key=lambda r: r["pid"])
         # Partitions without rows say nothing about the types (an empty unbox keeps its
         # string), unless no partition has rows: then the first one's schema, as the op gives
         # for no rows on the embedded engine.
-        with_rows = [r for r in ordered if r["rows"]] or ordered[:1]
-        for r in with_rows:
-            merged = merge_types(merged, gt.from_arrow_schema(
-                pa.ipc.read_schema(pa.py_buffer(bytes(r["schema"])))))
+        for _, _, schema in [p for p in parts if p[1]] or parts[:1]:
+            merged = merge_types(merged, gt.from_arrow_schema(schema))
         out_schema = gt.to_arrow_schema(merged)
-        assert isinstance(merged, gt.StructType)
 
-        def second(it):
-            for b in it:
-                for blob in b.column("data").to_pylist():
-                    t = pa.ipc.open_stream(blob).read_all()
-                    if t.num_rows == 0:
-                        continue
-                    if t.schema != out_schema:
-                        t = _conform_records(t, merged, out_schema)
-                    for rb in t.to_batches():
-                        yield encode_batch(rb, out_schema)
-        df = kept.select("data").mapInArrow(second, spark_schema(out_schema))
+        def conform(t):
+            return _conform_records(t, merged, out_schema)
+        df = _kept_rows(kept, out_schema, conform)
         result = self._materialized(df, out_schema, [plan], plan.base.listing)
         result.base.own_steps = (step,)
         return result   # thresholds are checked at the frame's actions, as on the embedded engine
+
+    def read_jdbc(self, target, options: dict, transformation_ctx: str) -> SparkPlan:
+        """A JDBC source read in Spark tasks, one per query (per `hashpartitions` part), each
+        with the embedded engine's reader and type mapping; the parts' types merged as reading
+        the whole would type them. The bookmark bounds are fixed on the driver first."""
+        from . import jdbc
+        planned = jdbc.plan_read(target, options, transformation_ctx)
+        queries = planned.queries
+
+        def fetch(it):
+            for ids in it:
+                for i in ids.column(0).to_pylist():
+                    yield _kept_part(i, jdbc.fetch_table(target, *queries[i]))
+        n = len(queries)
+        kept, parts = _keep_parts(self.spark.range(0, n, 1, n).mapInArrow(fetch,
+                                                                           _kept_parts_type()))
+        first = parts[0][2]
+        out_schema = pa.schema([
+            pa.field(f.name, jdbc.merge_part_types([p[2].field(i).type for p in parts]))
+            for i, f in enumerate(first)])
+
+        def conform(t):
+            return pa.Table.from_arrays([jdbc.conform_part(t.column(i).combine_chunks(), f.type)
+                                         for i, f in enumerate(out_schema)], schema=out_schema)
+        df = _kept_rows(kept, out_schema, conform)
+        planned.register(sum(p[1] for p in parts))
+        return self._materialized(df, out_schema, [])
 
     def _drop_null_fields(self, plan: SparkPlan, op) -> SparkPlan:
         """The fields null in every row (over all partitions) dropped, as DropNullFields does."""
@@ -974,6 +976,47 @@ def _ship_runtime(sc) -> None:
         except Exception as e:  # noqa: BLE001 - already registered by a job run's settings
             if "already registered" not in str(e):
                 raise
+
+
+def _kept_parts_type():
+    from pyspark.sql import types as st
+    return st.StructType([st.StructField("pid", st.LongType()), st.StructField("rows", st.LongType()),
+                          st.StructField("schema", st.BinaryType()),
+                          st.StructField("data", st.BinaryType())])
+
+
+def _kept_part(pid: int, table: pa.Table) -> pa.RecordBatch:
+    """One task's result kept whole (Arrow IPC) with its schema, for a second pass."""
+    sink = io.BytesIO()
+    with pa.ipc.new_stream(sink, table.schema) as w:
+        w.write_table(table)
+    return pa.RecordBatch.from_pydict({"pid": [pid], "rows": [table.num_rows],
+                                       "schema": [table.schema.serialize().to_pybytes()],
+                                       "data": [sink.getvalue()]})
+
+
+def _keep_parts(df):
+    """The kept results persisted, and (pid, rows, schema) of each, in pid order."""
+    from pyspark import StorageLevel
+    df = df.persist(StorageLevel.MEMORY_AND_DISK)
+    metas = sorted(((r["pid"], r["rows"], pa.ipc.read_schema(pa.py_buffer(bytes(r["schema"]))))
+                    for r in df.select("pid", "rows", "schema").collect()), key=lambda m: m[0])
+    return df, metas
+
+
+def _kept_rows(kept, out_schema: pa.Schema, conform):
+    """The second pass: every kept result with rows, conformed to `out_schema`."""
+    def second(it):
+        for b in it:
+            for blob in b.column("data").to_pylist():
+                t = pa.ipc.open_stream(blob).read_all()
+                if t.num_rows == 0:
+                    continue
+                if t.schema != out_schema:
+                    t = conform(t)
+                for rb in t.to_batches():
+                    yield encode_batch(rb, out_schema)
+    return kept.select("data").mapInArrow(second, spark_schema(out_schema))
 
 
 def _check_thresholds(step: _Step, prior: Sequence[_Step]) -> None:
