@@ -43,7 +43,7 @@ import pyarrow as pa
 
 from . import gluetypes as gt
 from ._embedded import native, ops
-from ._embedded.engine import TRANSFORMS, _check_format
+from ._embedded.engine import TRANSFORMS, _check_format, glue_table
 from ._embedded.paths import join_path, parse_path
 from ._embedded.plan import (ErrorThresholdExceeded, ScanSource, _conform_records,
                              read_schema_with_partitions)
@@ -451,7 +451,6 @@ class _ScanBase(_Base):
         driver in file order."""
         if self._data_schema is None:
             src, groups, store = self.source, self._groups, native.storage()
-            parts_named = {n for n, _ in src.partition_columns}
 
             def infer(it):
                 native.use_storage(store)
@@ -470,7 +469,6 @@ class _ScanBase(_Base):
                 sch = pa.ipc.read_schema(pa.py_buffer(blob))
                 merged = merge_types(merged, gt.from_arrow_schema(sch))
             self._data_schema = gt.to_arrow_schema(merged)
-            del parts_named
         return self._data_schema
 
     def schema(self) -> pa.Schema:
@@ -578,15 +576,7 @@ class SparkEngine:
     # ---------------------------------------------------------------- sources
 
     def from_arrow(self, table) -> SparkPlan:
-        if isinstance(table, pa.RecordBatch):
-            table = pa.Table.from_batches([table])
-        elif not isinstance(table, pa.Table):
-            table = pa.table(table)
-        schema = gt.to_arrow_schema(gt.from_arrow_schema(table.schema))
-        if schema != table.schema:
-            from ._embedded.plan import conform_table
-            table = conform_table(table, schema)
-        return SparkPlan(_LiteralBase(self, table))
+        return SparkPlan(_LiteralBase(self, glue_table(table)))
 
     def from_records(self, records, schema: Optional[gt.StructType] = None) -> SparkPlan:
         return SparkPlan(_LiteralBase(self, records_to_table(list(records), schema)))

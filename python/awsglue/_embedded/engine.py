@@ -40,16 +40,7 @@ class EmbeddedEngine:
     # ---------------------------------------------------------------- sources
 
     def from_arrow(self, table) -> Plan:
-        if isinstance(table, pa.RecordBatch):
-            table = pa.Table.from_batches([table])
-        elif not isinstance(table, pa.Table):
-            table = pa.table(table)
-        # Glue types only: a schema pyarrow produced with other types is normalized here.
-        schema = gt.to_arrow_schema(gt.from_arrow_schema(table.schema))
-        if schema != table.schema:
-            from .plan import conform_table
-            table = conform_table(table, schema)
-        return Plan(TableSource(table))
+        return Plan(TableSource(glue_table(table)))
 
     def from_records(self, records: List[dict], schema: Optional[gt.StructType] = None) -> Plan:
         return Plan(TableSource(records_to_table(list(records), schema)))
@@ -150,6 +141,20 @@ class EmbeddedEngine:
 
     def purge(self, path: str, retention_ms: Optional[int], exclusions) -> List[str]:
         return native.delete_prefix(path, retention_ms, exclusions)
+
+
+def glue_table(table) -> pa.Table:
+    """A pyarrow Table (or RecordBatch, or what pa.table takes) with Glue types only: a schema
+    pyarrow produced with other types (unsigned, large strings...) is normalized here."""
+    if isinstance(table, pa.RecordBatch):
+        table = pa.Table.from_batches([table])
+    elif not isinstance(table, pa.Table):
+        table = pa.table(table)
+    schema = gt.to_arrow_schema(gt.from_arrow_schema(table.schema))
+    if schema != table.schema:
+        from .plan import conform_table
+        table = conform_table(table, schema)
+    return table
 
 
 def _check_format(fmt: str) -> str:
