@@ -130,6 +130,7 @@ FUZZ_SECONDS ?= 60
 SAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
 FUZZ_BUILD ?= $(SAN_BUILD)
+FUZZ_JOBS ?= $(JOBS)
 # configure BUILD_DIR EXTRA_CMAKE_FLAGS
 configure = cmake -S . -B $(1) -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DPython3_EXECUTABLE=$(PYTHON) $(2) >/dev/null
 export ASAN_OPTIONS ?= detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1
@@ -167,20 +168,12 @@ fuzz-build: deps
 	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzzers
 
 # Runs every fuzzer for FUZZ_SECONDS from its committed corpus (read-only; new inputs go to
-# $(FUZZ_BUILD)/corpus/). A crash leaves $(FUZZ_BUILD)/crashes/<fuzzer>-crash-*: add it to the
-# corpus folder (it is then replayed by every build's ctest) and fix the code.
+# $(FUZZ_BUILD)/corpus/), FUZZ_JOBS at a time (tools/fuzz.sh: a libFuzzer process uses one core,
+# so each target still gets FUZZ_SECONDS of a core). A crash leaves
+# $(FUZZ_BUILD)/crashes/<fuzzer>-crash-*: add it to the corpus folder (it is then replayed by
+# every build's ctest) and fix the code.
 fuzz: fuzz-build
-	@mkdir -p $(FUZZ_BUILD)/crashes; failed=""; \
-	while IFS== read -r name corpus || [ -n "$$name" ]; do \
-	  [ -n "$$name" ] || continue; mkdir -p $(FUZZ_BUILD)/corpus/$$name; \
-	  echo "== fuzzing $$name for $(FUZZ_SECONDS) s (corpus $${corpus#$(CURDIR)/})"; \
-	  if ! $(FUZZ_BUILD)/$$name -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 \
-	       -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/crashes/$$name- \
-	       $(FUZZ_BUILD)/corpus/$$name $$corpus > $(FUZZ_BUILD)/$$name.log 2>&1; then \
-	    failed="$$failed $$name"; tail -60 $(FUZZ_BUILD)/$$name.log; \
-	  else grep -E '^stat::number_of_executed_units|^#[0-9]+.*DONE' $(FUZZ_BUILD)/$$name.log | tr '\n' ' '; echo; fi; \
-	done < $(FUZZ_BUILD)/fuzzers.txt; \
-	if [ -n "$$failed" ]; then echo "== fuzzers that found a crash:$$failed (see $(FUZZ_BUILD)/crashes/)"; exit 1; fi
+	@bash tools/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_JOBS)
 
 kill9: build
 	@OPENGLUE_BIN=$(CURDIR)/$(BUILD)/openglue $(PYTHON) -m pytest -q tests/test_kill9_rounds.py
