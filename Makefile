@@ -35,7 +35,7 @@ export PATH := $(VENV)/bin:$(PATH)
 export VIRTUAL_ENV := $(VENV)
 
 .PHONY: all deps build test unit-test e2e-test demo demo-workflow bench bench-deps bench-jobs bench-schedule bench-etl bench-bookmarks docs clean help \
-        sanitize tsan analyze fuzz fuzz-build kill9 ci
+        sanitize tsan tsan-build analyze fuzz fuzz-build kill9 ci
 
 all: build
 
@@ -158,10 +158,12 @@ analyze: deps
 	@$(call configure,$(SAN_BUILD),-DOPENGLUE_FUZZ=ON -DOPENGLUE_SANITIZE=address$(comma)undefined)
 	@cmake --build $(SAN_BUILD) -j $(JOBS)
 
-tsan: deps
+tsan: tsan-build
+	@cd $(TSAN_BUILD) && ctest --output-on-failure -j $(JOBS) -E '$(SAN_EXCLUDE)|$(TSAN_EXCLUDE)' $(TSAN_CTEST_ARGS)
+
+tsan-build: deps
 	@$(call configure,$(TSAN_BUILD),-DOPENGLUE_SANITIZE=thread $(TSAN_CMAKE_FLAGS))
 	@cmake --build $(TSAN_BUILD) -j $(JOBS)
-	@cd $(TSAN_BUILD) && ctest --output-on-failure -j $(JOBS) -E '$(SAN_EXCLUDE)|$(TSAN_EXCLUDE)' $(TSAN_CTEST_ARGS)
 
 fuzz-build: deps
 	@$(call configure,$(FUZZ_BUILD),-DOPENGLUE_FUZZ=ON -DOPENGLUE_SANITIZE=address$(comma)undefined)
