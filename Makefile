@@ -90,8 +90,15 @@ build: deps
 unit-test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
+# The end-to-end tests mostly wait (servers, job processes, JVMs): pytest-xdist runs them on
+# PYTEST_JOBS workers (default: one per core), each with its own session server. A file's tests
+# stay on one worker (--dist loadfile), so module fixtures (a Spark cluster, a server of the
+# module's own) start once and a file's tests keep their order. PYTEST_JOBS=0 runs them in one
+# process, one after another.
+PYTEST_JOBS ?= $(JOBS)
+PYTEST_XDIST = $(if $(filter-out 0,$(PYTEST_JOBS)),-n $(PYTEST_JOBS) --dist loadfile)
 e2e-test: build
-	@OPENGLUE_BIN=$(CURDIR)/$(BUILD)/openglue $(PYTHON) -m pytest -q tests python/tests
+	@OPENGLUE_BIN=$(CURDIR)/$(BUILD)/openglue $(PYTHON) -m pytest -q $(PYTEST_XDIST) tests python/tests
 
 test: unit-test e2e-test
 
