@@ -35,7 +35,7 @@ export PATH := $(VENV)/bin:$(PATH)
 export VIRTUAL_ENV := $(VENV)
 
 .PHONY: all deps build test unit-test e2e-test demo demo-workflow bench bench-deps bench-jobs bench-schedule bench-etl bench-bookmarks docs clean help \
-        sanitize tsan analyze fuzz fuzz-build kill9 ci
+        sanitize tsan tsan-build analyze fuzz fuzz-build kill9 ci
 
 all: build
 
@@ -90,8 +90,15 @@ build: deps
 unit-test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
+# The end-to-end tests mostly wait (servers, job processes, JVMs): pytest-xdist runs them on
+# PYTEST_JOBS workers (default: one per core), each with its own session server. A file's tests
+# stay on one worker (--dist loadfile), so module fixtures (a Spark cluster, a server of the
+# module's own) start once and a file's tests keep their order. PYTEST_JOBS=0 runs them in one
+# process, one after another.
+PYTEST_JOBS ?= $(JOBS)
+PYTEST_XDIST = $(if $(filter-out 0,$(PYTEST_JOBS)),-n $(PYTEST_JOBS) --dist loadfile)
 e2e-test: build
-	@OPENGLUE_BIN=$(CURDIR)/$(BUILD)/openglue $(PYTHON) -m pytest -q tests python/tests
+	@OPENGLUE_BIN=$(CURDIR)/$(BUILD)/openglue $(PYTHON) -m pytest -q $(PYTEST_XDIST) tests python/tests
 
 test: unit-test e2e-test
 
@@ -130,6 +137,7 @@ FUZZ_SECONDS ?= 60
 SAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
 FUZZ_BUILD ?= $(SAN_BUILD)
+FUZZ_JOBS ?= $(JOBS)
 # configure BUILD_DIR EXTRA_CMAKE_FLAGS
 configure = cmake -S . -B $(1) -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DPython3_EXECUTABLE=$(PYTHON) $(2) >/dev/null
 export ASAN_OPTIONS ?= detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1
@@ -157,30 +165,24 @@ analyze: deps
 	@$(call configure,$(SAN_BUILD),-DOPENGLUE_FUZZ=ON -DOPENGLUE_SANITIZE=address$(comma)undefined)
 	@cmake --build $(SAN_BUILD) -j $(JOBS)
 
-tsan: deps
+tsan: tsan-build
+	@cd $(TSAN_BUILD) && ctest --output-on-failure -j $(JOBS) -E '$(SAN_EXCLUDE)|$(TSAN_EXCLUDE)' $(TSAN_CTEST_ARGS)
+
+tsan-build: deps
 	@$(call configure,$(TSAN_BUILD),-DOPENGLUE_SANITIZE=thread $(TSAN_CMAKE_FLAGS))
 	@cmake --build $(TSAN_BUILD) -j $(JOBS)
-	@cd $(TSAN_BUILD) && ctest --output-on-failure -j $(JOBS) -E '$(SAN_EXCLUDE)|$(TSAN_EXCLUDE)' $(TSAN_CTEST_ARGS)
 
 fuzz-build: deps
 	@$(call configure,$(FUZZ_BUILD),-DOPENGLUE_FUZZ=ON -DOPENGLUE_SANITIZE=address$(comma)undefined)
 	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzzers
 
 # Runs every fuzzer for FUZZ_SECONDS from its committed corpus (read-only; new inputs go to
-# $(FUZZ_BUILD)/corpus/). A crash leaves $(FUZZ_BUILD)/crashes/<fuzzer>-crash-*: add it to the
-# corpus folder (it is then replayed by every build's ctest) and fix the code.
+# $(FUZZ_BUILD)/corpus/), FUZZ_JOBS at a time (tools/fuzz.sh: a libFuzzer process uses one core,
+# so each target still gets FUZZ_SECONDS of a core). A crash leaves
+# $(FUZZ_BUILD)/crashes/<fuzzer>-crash-*: add it to the corpus folder (it is then replayed by
+# every build's ctest) and fix the code.
 fuzz: fuzz-build
-	@mkdir -p $(FUZZ_BUILD)/crashes; failed=""; \
-	while IFS== read -r name corpus || [ -n "$$name" ]; do \
-	  [ -n "$$name" ] || continue; mkdir -p $(FUZZ_BUILD)/corpus/$$name; \
-	  echo "== fuzzing $$name for $(FUZZ_SECONDS) s (corpus $${corpus#$(CURDIR)/})"; \
-	  if ! $(FUZZ_BUILD)/$$name -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 \
-	       -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/crashes/$$name- \
-	       $(FUZZ_BUILD)/corpus/$$name $$corpus > $(FUZZ_BUILD)/$$name.log 2>&1; then \
-	    failed="$$failed $$name"; tail -60 $(FUZZ_BUILD)/$$name.log; \
-	  else grep -E '^stat::number_of_executed_units|^#[0-9]+.*DONE' $(FUZZ_BUILD)/$$name.log | tr '\n' ' '; echo; fi; \
-	done < $(FUZZ_BUILD)/fuzzers.txt; \
-	if [ -n "$$failed" ]; then echo "== fuzzers that found a crash:$$failed (see $(FUZZ_BUILD)/crashes/)"; exit 1; fi
+	@bash tools/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_JOBS)
 
 kill9: build
 	@OPENGLUE_BIN=$(CURDIR)/$(BUILD)/openglue $(PYTHON) -m pytest -q tests/test_kill9_rounds.py
