@@ -45,7 +45,7 @@ from . import gluetypes as gt
 from ._embedded import native, ops
 from ._embedded.engine import TRANSFORMS, _check_format, glue_table
 from ._embedded.paths import join_path, parse_path
-from ._embedded.plan import (ErrorThresholdExceeded, ScanSource, _conform_records,
+from ._embedded.plan import (ScanSource, _conform_records, check_thresholds, conform_batch,
                              read_schema_with_partitions)
 from ._embedded.records import empty_batch, merge_types, null_array, records_to_table
 
@@ -311,7 +311,6 @@ def _partition_id() -> int:
 def _run_ops(batches, in_schema: pa.Schema, steps_spec, report: bool = True):
     """The fused streamable steps over frame batches (executor side). `steps_spec`: (op,
     accumulator, out schema) per step. Yields frame batches of the last schema."""
-    from ._embedded.plan import glue_cast
     op_list = [op for op, _, _ in steps_spec]
     for op in op_list:
         op.errors = []
@@ -319,11 +318,7 @@ def _run_ops(batches, in_schema: pa.Schema, steps_spec, report: bool = True):
     try:
         for b in batches:
             for i, (op, _, out_schema) in enumerate(steps_spec):
-                b = op.batch(b)
-                if b.schema != out_schema:
-                    b = pa.RecordBatch.from_arrays(
-                        [glue_cast(c, gt.from_arrow_type(f.type))
-                         for c, f in zip(b.columns, out_schema)], schema=out_schema)
+                b = conform_batch(op.batch(b), out_schema)
                 if op.errors:
                     counts[i] += len(op.errors)
                     kept = getattr(op, "_kept", [])
@@ -397,6 +392,13 @@ class _LiteralBase(_Base):
     def __init__(self, engine, table: pa.Table):
         self.engine = engine
         self.table = table
+        self._payload: Optional[bytes] = None
+
+    def payload(self) -> bytes:
+        """The table as Arrow IPC bytes, serialized once however many times the rows are used."""
+        if self._payload is None:
+            self._payload = _ipc_bytes(self.table)
+        return self._payload
 
     def schema(self) -> pa.Schema:
         return self.table.schema
@@ -405,10 +407,7 @@ class _LiteralBase(_Base):
         spark = self.engine.spark
         chunks = max(1, min(self.engine.parallelism(), (self.table.num_rows + 4095) // 4096))
         size = max(1, -(-self.table.num_rows // chunks))
-        sink = io.BytesIO()
-        with pa.ipc.new_stream(sink, self.table.schema) as w:
-            w.write_table(self.table)
-        payload = sink.getvalue()
+        payload = self.payload()
         in_schema = self.table.schema
 
         def fn(it):
@@ -977,12 +976,16 @@ def _kept_parts_type():
 
 def _kept_part(pid: int, table: pa.Table) -> pa.RecordBatch:
     """One task's result kept whole (Arrow IPC) with its schema, for a second pass."""
+    return pa.RecordBatch.from_pydict({"pid": [pid], "rows": [table.num_rows],
+                                       "schema": [table.schema.serialize().to_pybytes()],
+                                       "data": [_ipc_bytes(table)]})
+
+
+def _ipc_bytes(table: pa.Table) -> bytes:
     sink = io.BytesIO()
     with pa.ipc.new_stream(sink, table.schema) as w:
         w.write_table(table)
-    return pa.RecordBatch.from_pydict({"pid": [pid], "rows": [table.num_rows],
-                                       "schema": [table.schema.serialize().to_pybytes()],
-                                       "data": [sink.getvalue()]})
+    return sink.getvalue()
 
 
 def _keep_parts(df):
@@ -1010,22 +1013,9 @@ def _kept_rows(kept, out_schema: pa.Schema, conform):
 
 
 def _check_thresholds(step: _Step, prior: Sequence[_Step]) -> None:
-    op = step.op
-    n = step.error_count()
-    if op.stage_threshold and n > op.stage_threshold:
-        errs = step.errors()
-        raise ErrorThresholdExceeded(
-            "{} ({}): {} error records exceed stageThreshold {}; first error: {}".format(
-                op.name, op.transformation_ctx or "no transformation_ctx", n,
-                op.stage_threshold, errs[0]["msg"] if errs else ""))
-    if op.total_threshold:
-        total = n + sum(p.error_count() for p in prior)
-        if total > op.total_threshold:
-            raise ErrorThresholdExceeded(
-                "{} ({}): {} error records in total exceed totalThreshold {}".format(
-                    op.name, op.transformation_ctx or "no transformation_ctx", total,
-                    op.total_threshold))
-
+    errs = step.errors()
+    check_thresholds(step.op, step.error_count(), errs[0]["msg"] if errs else "",
+                     sum(p.error_count() for p in prior))
 
 def _paths(schema: pa.Schema) -> set:
     out = set()

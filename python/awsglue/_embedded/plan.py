@@ -281,19 +281,34 @@ def read_schema_with_partitions(source: Source, read_schema: Optional[pa.Schema]
     return read_schema
 
 
-def _check_thresholds(op: Op, prior: Sequence[Op]) -> None:
-    if op.stage_threshold and len(op.errors) > op.stage_threshold:
+def check_thresholds(op: Op, count: int, first_msg: str, prior_count: int) -> None:
+    """Raises ErrorThresholdExceeded when `op`'s `count` error records (the first saying
+    `first_msg`), or those with the `prior_count` of the steps before it, exceed its thresholds.
+    Shared by both engines (awsglue/spark_frames.py counts its records per Spark partition)."""
+    if op.stage_threshold and count > op.stage_threshold:
         raise ErrorThresholdExceeded(
             "{} ({}): {} error records exceed stageThreshold {}; first error: {}".format(
-                op.name, op.transformation_ctx or "no transformation_ctx", len(op.errors),
-                op.stage_threshold, op.errors[0]["msg"]))
-    if op.total_threshold:
-        total = len(op.errors) + sum(len(p.errors) for p in prior)
-        if total > op.total_threshold:
-            raise ErrorThresholdExceeded(
-                "{} ({}): {} error records in total exceed totalThreshold {}".format(
-                    op.name, op.transformation_ctx or "no transformation_ctx", total,
-                    op.total_threshold))
+                op.name, op.transformation_ctx or "no transformation_ctx", count,
+                op.stage_threshold, first_msg))
+    if op.total_threshold and count + prior_count > op.total_threshold:
+        raise ErrorThresholdExceeded(
+            "{} ({}): {} error records in total exceed totalThreshold {}".format(
+                op.name, op.transformation_ctx or "no transformation_ctx", count + prior_count,
+                op.total_threshold))
+
+
+def _check_thresholds(op: Op, prior: Sequence[Op]) -> None:
+    check_thresholds(op, len(op.errors), op.errors[0]["msg"] if op.errors else "",
+                     sum(len(p.errors) for p in prior))
+
+
+def conform_batch(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    """A step's output batch cast to the step's output schema (Glue's cast), when it differs."""
+    if batch.schema == schema:
+        return batch
+    return pa.RecordBatch.from_arrays(
+        [glue_cast(c, gt.from_arrow_type(f.type)) for c, f in zip(batch.columns, schema)],
+        schema=schema)
 
 
 def _run_streaming(op: Op, it, prior, out_schema):
@@ -303,11 +318,7 @@ def _run_streaming(op: Op, it, prior, out_schema):
             out = op.batch(b)
             if op.can_error:
                 _check_thresholds(op, prior)
-            if out.schema != out_schema:
-                out = pa.RecordBatch.from_arrays(
-                    [glue_cast(c, gt.from_arrow_type(f.type)) for c, f in zip(out.columns, out_schema)],
-                    schema=out_schema)
-            yield out
+            yield conform_batch(out, out_schema)
         op.ran = True
     return gen()
 
@@ -362,4 +373,5 @@ def _conform_records(t: pa.Table, merged: gt.StructType, schema: pa.Schema) -> p
 
 
 __all__ = ["Plan", "Op", "Source", "TableSource", "ScanSource", "ErrorThresholdExceeded",
-           "conform_table", "concat_tables", "empty_batch", "BATCH_ROWS"]
+           "conform_table", "conform_batch", "check_thresholds", "concat_tables", "empty_batch",
+           "BATCH_ROWS"]
