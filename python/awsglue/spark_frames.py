@@ -308,31 +308,28 @@ def _partition_id() -> int:
     return ctx.partitionId() if ctx is not None else 0
 
 
-def _run_ops(batches, in_schema: pa.Schema, steps_spec, report: bool = True):
+def _run_ops(batches, steps_spec):
     """The fused streamable steps over frame batches (executor side). `steps_spec`: (op,
     accumulator, out schema) per step. Yields frame batches of the last schema."""
     op_list = [op for op, _, _ in steps_spec]
     for op in op_list:
         op.errors = []
     counts = [0] * len(op_list)
+    kept: List[List[dict]] = [[] for _ in op_list]
     try:
         for b in batches:
             for i, (op, _, out_schema) in enumerate(steps_spec):
                 b = conform_batch(op.batch(b), out_schema)
                 if op.errors:
                     counts[i] += len(op.errors)
-                    kept = getattr(op, "_kept", [])
-                    kept.extend(op.errors[:max(0, ERRORS_KEPT - len(kept))])
-                    op._kept = kept
+                    kept[i].extend(op.errors[:max(0, ERRORS_KEPT - len(kept[i]))])
                     op.errors = []
             yield b
     finally:
-        if report:
-            pid = _partition_id()
-            for i, (op, acc, _) in enumerate(steps_spec):
-                if acc is not None:
-                    acc.add({pid: (counts[i], list(getattr(op, "_kept", [])))})
-                    op._kept = []
+        pid = _partition_id()
+        for i, (_, acc, _) in enumerate(steps_spec):
+            if acc is not None:
+                acc.add({pid: (counts[i], kept[i])})
 
 
 # ---------------------------------------------------------------- bases
@@ -381,7 +378,7 @@ class _DataFrameBase(_Base):
 
         def fn(it):
             frames = (decode_batch(b, in_schema) for b in it)
-            return _finish(_run_ops(frames, in_schema, steps_spec), out_schema, tail, for_df)
+            return _finish(_run_ops(frames, steps_spec), out_schema, tail, for_df)
         return self.df.mapInArrow(fn, tail_schema if tail is not None
                                   else spark_schema(out_schema, for_df))
 
@@ -408,14 +405,13 @@ class _LiteralBase(_Base):
         chunks = max(1, min(self.engine.parallelism(), (self.table.num_rows + 4095) // 4096))
         size = max(1, -(-self.table.num_rows // chunks))
         payload = self.payload()
-        in_schema = self.table.schema
 
         def fn(it):
             table = pa.ipc.open_stream(payload).read_all()
             for ids in it:
                 for i in ids.column(0).to_pylist():
                     part = table.slice(i * size, size).to_batches()
-                    yield from _finish(_run_ops(iter(part), in_schema, steps_spec), out_schema,
+                    yield from _finish(_run_ops(iter(part), steps_spec), out_schema,
                                        tail, for_df)
         return spark.range(0, chunks, 1, chunks).mapInArrow(
             fn, tail_schema if tail is not None else spark_schema(out_schema, for_df))
@@ -494,7 +490,7 @@ class _ScanBase(_Base):
                     part = ScanSource(groups[i], src.fmt, src.options, [],
                                       src.partition_columns, declared)
                     _, batches = part.open(read_schema if read_schema is not None else in_schema)
-                    yield from _finish(_run_ops(batches, in_schema, steps_spec), out_schema,
+                    yield from _finish(_run_ops(batches, steps_spec), out_schema,
                                        tail, for_df)
         if not self._groups:
             return self.engine.empty_df(out_schema if tail is None else None, tail_schema, for_df)
