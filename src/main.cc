@@ -1,5 +1,6 @@
 // openglue: wiring only. Parses the command line and configuration, builds the store, the
 // catalog and the API, and serves until SIGINT or SIGTERM.
+#include <atomic>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -177,6 +178,11 @@ std::vector<std::string> Environment() {
   std::vector<std::string> out;
   for (char** e = environ; e && *e; ++e) out.emplace_back(*e);
   return out;
+}
+
+// Whether `host` (a listen address) is reachable only from this machine.
+bool IsLoopbackHost(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
 }
 
 int Fail(const std::string& message) {
@@ -431,15 +437,49 @@ int Serve(int argc, char** argv) {
   // same service model as the Glue API's requests.
   std::unique_ptr<hms::HmsServer> hms_server;
   std::string hms_run_uri;  // what job runs are told (OPENGLUE_HMS_URI)
+  // The metastore asks the job service which run a job uid belongs to; it starts first.
+  std::atomic<jobs::JobService*> hms_jobs{nullptr};
   if (config.hms_port != 0) {
     hms::HmsOptions hms_options;
-    hms_options.host = config.hms_host.empty() ? config.host : config.hms_host;
+    hms_options.host = config.hms_host;
     hms_options.port = config.hms_port;
+    // Remote clients are not authenticated (docs/security.md): a metastore others can reach
+    // must be asked for by name.
+    if (!IsLoopbackHost(hms_options.host)) {
+      if (!config.hms_allow_remote)
+        return Fail("hms_host " + hms_options.host +
+                    " is not a loopback address: the Hive Metastore does not authenticate remote "
+                    "clients, who could change the whole catalog. Set hms_allow_remote = yes "
+                    "(--hms-allow-remote yes) to serve it there anyway (docs/security.md)");
+      OG_LOG(kWarn, "the Hive Metastore listens on " << hms_options.host
+                                                     << " (hms_allow_remote): remote clients are not "
+                                                        "authenticated and may change the whole catalog");
+    }
     hms_options.default_location_root =
         "file:" + std::filesystem::absolute(config.data_dir, ec).lexically_normal().string() + "/warehouse";
     const api::ServiceModel* glue_model = model->get();
     hms_options.validate = [glue_model](const std::string& operation, Json* request) {
       return glue_model->Validate(operation, request);
+    };
+    // A connection from a job run's uid speaks for that run: its calls are authorized with the
+    // run's Role, as its Glue API calls are. Other local users and remote clients are operators.
+    hms_options.identify = [user = *job_user, name = config.job_user, &hms_jobs](std::optional<uid_t> uid) -> Result<std::string> {
+      if (!uid || !user.enabled) return std::string();
+      if (user.per_run && *uid > user.uid_base && *uid <= user.uid_base + user.uid_count) {
+        jobs::JobService* service = hms_jobs.load();
+        if (service != nullptr)
+          if (std::optional<std::string> credential = service->RunCredentialOfUid(*uid)) return *credential;
+        return Status(StatusCode::kAccessDenied,
+                      "uid " + std::to_string(*uid) + " is a job runs' uid, and no running job run has it");
+      }
+      if (!user.per_run && *uid == user.fixed_uid)
+        return Status(StatusCode::kAccessDenied,
+                      "uid " + std::to_string(*uid) + " is job_user " + name + "'s, which every run shares: the "
+                      "metastore cannot tell which run connected (job_user = auto gives each run a uid)");
+      return std::string();
+    };
+    hms_options.authorize = [&authorizer](const std::string& principal, const std::string& action) {
+      return authorizer.Authorize(principal, action);
     };
     auto started = hms::HmsServer::Start(catalog->get(), hms_options);
     if (!started.ok()) return Fail(started.status().message());
@@ -494,6 +534,14 @@ int Serve(int argc, char** argv) {
                                             &run_output, run_credentials, job_options);
   if (!job_service.ok()) return Fail(job_service.status().message());
   router.RegisterJobs(job_service->get());
+  hms_jobs = job_service->get();
+  // On every way out, the metastore (which asks the job service) stops before the service goes.
+  struct StopMetastoreFirst {
+    hms::HmsServer* hms;
+    ~StopMetastoreFirst() {
+      if (hms != nullptr) hms->Stop();
+    }
+  } stop_metastore_first{hms_server.get()};
   // Job bookmarks: the state is the bookmarks module's, the jobs and runs it belongs to jobs'.
   bookmarks::BookmarkOptions bookmark_options;
   bookmark_options.history_limit = config.bookmark_history_limit;

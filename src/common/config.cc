@@ -101,6 +101,13 @@ Status AddRolePolicy(ServerConfig* config, const std::string& value) {
   return Status::OK();
 }
 
+Status SetHmsAllowRemote(ServerConfig* config, const std::string& value) {
+  if (value == "yes" || value == "true") config->hms_allow_remote = true;
+  else if (value == "no" || value == "false") config->hms_allow_remote = false;
+  else return Status::InvalidInput("config 'hms_allow_remote' must be yes or no");
+  return Status::OK();
+}
+
 Status SetJobUser(ServerConfig* config, const std::string& value) {
   if (value.empty()) return Status::InvalidInput("config 'job_user' must be auto, none or a user name");
   config->job_user = value;
@@ -248,8 +255,11 @@ const std::vector<ConfigKey>& Table() {
     {"hms_port", "N", "0",
      "serve the catalog as a Hive Metastore (Thrift) on this port\n"
      "for Spark, Hive, Trino; 0 = off (docs/metastore.md)", SetInt<&S::hms_port, 0, 65535>},
-    {"hms_host", "ADDR", nullptr, "the Hive Metastore's listen address [default: host]",
+    {"hms_host", "ADDR", "127.0.0.1", "the Hive Metastore's listen address",
      SetString<&S::hms_host>},
+    {"hms_allow_remote", "yes|no", "no",
+     "let the metastore listen on a non-loopback hms_host: remote clients are\n"
+     "not authenticated and may change the whole catalog (docs/security.md)", SetHmsAllowRemote},
   };
   return kConfigKeys;
 }

@@ -92,9 +92,11 @@ struct ServerConfig {
   // Key from which run secrets are derived; empty = <data_dir>/server.key (made on first start).
   std::string server_key;
   // The Hive Metastore front end over the catalog (hms/hms_server.h): its port (0 = off) and
-  // listen address (empty = `host`).
+  // listen address. A non-loopback address needs hms_allow_remote: the metastore does not
+  // authenticate remote clients (docs/security.md).
   int hms_port = 0;
-  std::string hms_host;
+  std::string hms_host = "127.0.0.1";
+  bool hms_allow_remote = false;
   // Key file (exactly 32 bytes) that encrypts connection passwords at rest (catalog/
   // connection_cipher.h); empty = <data_dir>/connection.key, made on first start. A configured
   // file must exist.

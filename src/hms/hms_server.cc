@@ -11,11 +11,13 @@
 #include <thrift/server/TThreadedServer.h>
 #include <thrift/transport/TBufferTransports.h>
 #include <thrift/transport/TServerSocket.h>
+#include <thrift/transport/TSocket.h>
 
 #include "common/logging.h"
 #include "common/strings.h"
 #include "common/thread_annotations.h"
 #include "hms/metastore_handler.h"
+#include "hms/peer_uid.h"
 
 namespace openglue::hms {
 namespace {
@@ -164,10 +166,45 @@ class LoggingProcessor : public wire::ThriftHiveMetastoreProcessor {
   }
 };
 
+// One handler per connection, bound to who opened it (HmsOptions::identify).
+class CallerProcessorFactory : public tt::TProcessorFactory {
+ public:
+  CallerProcessorFactory(catalog::Catalog* catalog, const HmsOptions& options)
+      : catalog_(catalog), options_(options) {}
+
+  std::shared_ptr<tt::TProcessor> getProcessor(const tt::TConnectionInfo& info) override {
+    MetastoreHandler::Caller caller;
+    if (options_.identify) {
+      std::optional<uid_t> uid;
+      std::string peer = "an unknown peer";
+      if (auto socket = std::dynamic_pointer_cast<tt::transport::TSocket>(info.transport)) {
+        uid = LocalPeerUid(socket->getSocketFD());
+        peer = SanitizeUtf8(socket->getPeerAddress()) + ":" + std::to_string(socket->getPeerPort());
+      }
+      Result<std::string> principal = options_.identify(uid);
+      if (principal.ok()) {
+        caller.principal = *principal;
+      } else {
+        caller.refused = principal.status();
+        OG_LOG(kInfo, "HMS: connection from " << peer << (uid ? " (uid " + std::to_string(*uid) + ")" : "")
+                                              << " refused: " << principal.status().message());
+      }
+    }
+    auto processor = std::make_shared<LoggingProcessor>(
+        std::make_shared<MetastoreHandler>(catalog_, options_, std::move(caller)));
+    processor->setEventHandler(logger_);
+    return processor;
+  }
+
+ private:
+  catalog::Catalog* catalog_;
+  const HmsOptions options_;
+  std::shared_ptr<CallLogger> logger_ = std::make_shared<CallLogger>();
+};
+
 }  // namespace
 
 struct HmsServer::Impl {
-  std::shared_ptr<MetastoreHandler> handler;
   std::shared_ptr<tt::server::TThreadedServer> server;
   std::thread thread;
   Mutex mu;
@@ -177,7 +214,6 @@ struct HmsServer::Impl {
 Result<std::unique_ptr<HmsServer>> HmsServer::Start(catalog::Catalog* catalog, HmsOptions options) {
   tt::GlobalOutput.setOutputFunction(&ThriftOutput);
   auto impl = std::make_unique<Impl>();
-  impl->handler = std::make_shared<MetastoreHandler>(catalog, options);
   auto socket = std::make_shared<EarlyListenSocket>(options.host, options.port);
   socket->setRecvTimeout(options.idle_timeout_ms);
   int port = 0;
@@ -190,11 +226,8 @@ Result<std::unique_ptr<HmsServer>> HmsServer::Start(catalog::Catalog* catalog, H
   }
   auto config = std::make_shared<tt::TConfiguration>(options.max_message_bytes, options.max_message_bytes);
   auto protocol = std::make_shared<BudgetedProtocolFactory>(options);
-  // One processor for every connection: it holds no per-connection state.
-  auto processor = std::make_shared<LoggingProcessor>(impl->handler);
-  processor->setEventHandler(std::make_shared<CallLogger>());
   impl->server = std::make_shared<tt::server::TThreadedServer>(
-      processor, socket, std::make_shared<BoundedTransportFactory>(config), protocol);
+      std::make_shared<CallerProcessorFactory>(catalog, options), socket, std::make_shared<BoundedTransportFactory>(config), protocol);
   impl->server->setConcurrentClientLimit(options.max_connections);
   auto server = impl->server;
   impl->thread = std::thread([server] {

@@ -15,9 +15,12 @@
 // idle_timeout_ms. Nothing a client sends crashes the server or leaks an exception out of it.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "catalog/catalog.h"
@@ -35,6 +38,15 @@ struct HmsOptions {
   // Checks and normalizes a Glue request for an operation as the Glue API does (the service
   // model); null: no check. Must be thread-safe.
   std::function<Status(const std::string& operation, Json* request)> validate;
+  // Who a connection's calls are made as (docs/security.md). `identify` is asked once per
+  // connection with the uid owning the client's socket when the client is on this machine
+  // (peer_uid.h; nullopt for a remote client) and returns the principal its calls are authorized
+  // as: a job run's credential (its access key id), "" for an operator, or an error that each
+  // catalog call of the connection then answers. `authorize(principal, "glue:GetTable")` is
+  // asked before every catalog operation a call makes. Null: everyone may do everything.
+  // Both must be thread-safe.
+  std::function<Result<std::string>(std::optional<uid_t> peer_uid)> identify;
+  std::function<Status(const std::string& principal, const std::string& action)> authorize;
   int max_connections = 32;
   int idle_timeout_ms = 10 * 60 * 1000;
   // One message: its bytes, one string's bytes, one container's items, and an estimate of the

@@ -97,6 +97,14 @@ int64_t Limit(int16_t max_parts) { return max_parts < 0 ? -1 : max_parts; }
 
 Json MetastoreHandler::Call(const char* operation, Operation method, Json request, unsigned allowed,
                             bool validate) {
+  if (!caller_.refused.ok()) Raise(caller_.refused, allowed);
+  if (options_.authorize) {
+    Status st = options_.authorize(caller_.principal, std::string("glue:") + operation);
+    if (!st.ok()) {
+      OG_LOG(kInfo, "HMS: " << operation << " refused: " << st.message());
+      Raise(st, allowed);
+    }
+  }
   if (validate && options_.validate) {
     Status st = options_.validate(operation, &request);
     if (!st.ok()) Raise(st, allowed);

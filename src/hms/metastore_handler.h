@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ThriftHiveMetastore.h"
@@ -39,10 +40,16 @@ class MetastoreHandler : public wire::ThriftHiveMetastoreIf {
   using GetAllFunctionsResponse = wire::GetAllFunctionsResponse;
   using CurrentNotificationEventId = wire::CurrentNotificationEventId;
 
-  // `catalog` is borrowed and must outlive the handler; `options` gives validate and the
-  // default database location.
-  MetastoreHandler(catalog::Catalog* catalog, const HmsOptions& options)
-      : catalog_(catalog), options_(options) {}
+  // Who a connection's calls are made as: HmsOptions::identify's answer.
+  struct Caller {
+    std::string principal;  // "" an operator
+    Status refused;         // not OK: every catalog call answers this
+  };
+
+  // `catalog` is borrowed and must outlive the handler; `options` gives validate, authorize and
+  // the default database location; `caller` is the connection's (one handler per connection).
+  MetastoreHandler(catalog::Catalog* catalog, const HmsOptions& options, Caller caller = {})
+      : catalog_(catalog), options_(options), caller_(std::move(caller)) {}
 
   void getMetaConf(std::string& _return, const std::string& key) override;
   void setMetaConf(const std::string& key, const std::string& value) override;
@@ -124,6 +131,7 @@ class MetastoreHandler : public wire::ThriftHiveMetastoreIf {
 
   catalog::Catalog* catalog_;
   HmsOptions options_;
+  const Caller caller_;
 };
 
 }  // namespace openglue::hms

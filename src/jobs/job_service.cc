@@ -1285,6 +1285,18 @@ void JobService::Tick() {
   }
 }
 
+std::optional<std::string> JobService::RunCredentialOfUid(uid_t uid) const {
+  std::vector<std::pair<int, std::string>> launched;  // pid, credential
+  {
+    MutexLock lock(&mutex_);
+    for (const auto& [sequence, run] : active_)
+      if (run->pid > 0 && !run->access_key.empty()) launched.emplace_back(run->pid, run->access_key);
+  }
+  for (const auto& [pid, access_key] : launched)
+    if (launcher_->RunUid(pid) == uid) return access_key;
+  return std::nullopt;
+}
+
 Status JobService::Recover() {
   // Only the runs left active are read, however long the history. The sequence counter is
   // restored first: finishing a run below may retry it as a new run, whose sequence must not be

@@ -176,6 +176,11 @@ class JobService {
   };
   std::vector<Status> StartTriggeredRuns(const std::vector<TriggeredRun>& runs);
 
+  // The run credential (access key id) of the active run whose processes run as `uid`, or
+  // nullopt when no active run has that uid (the launcher gives runs no uid of their own, or
+  // the uid belongs to no running run).
+  std::optional<std::string> RunCredentialOfUid(uid_t uid) const EXCLUDES(mutex_);
+
   // Reconciles runs left active by an earlier server process. Call once before Start/Tick.
   // A stored run that cannot be read is ended ERROR with a message, not an error of Recover;
   // errors are only those of the store itself.

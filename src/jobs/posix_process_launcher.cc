@@ -351,6 +351,19 @@ class PosixProcessLauncher : public ProcessLauncher {
                             "): " + ErrnoText(errno));
   }
 
+  std::optional<uid_t> RunUid(int pgid) override {
+    {
+      MutexLock lock(&mu_);
+      auto it = run_uids_.find(pgid);
+      if (it != run_uids_.end()) return it->second;
+    }
+    // A run adopted after a restart: the owner of its still-living group leader.
+    struct stat st;
+    if (pgid > 1 && stat(("/proc/" + std::to_string(pgid)).c_str(), &st) == 0 && IsPerRunUid(st.st_uid))
+      return st.st_uid;
+    return std::nullopt;
+  }
+
   ProcessStatus Check(int pid, const std::string& exit_code_path) override {
     ProcessStatus result;
     if (pid <= 0) return result;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,10 @@ class ProcessLauncher {
   // mistaken for it), and its exit code once it ended on its own. kGone when it ended without
   // writing an exit code (killed with its group, or the pid is unknown). Reaps our own children.
   virtual ProcessStatus Check(int pid, const std::string& exit_code_path) = 0;
+  // The uid that only the processes of the run led by `pgid` use (per-run job users,
+  // run_sandbox.h), or nullopt when runs do not get a uid of their own. It names a run to
+  // the parts of the server that see only a peer's uid (the Hive Metastore's connections).
+  virtual std::optional<uid_t> RunUid(int pgid) { return std::nullopt; }
 };
 
 struct PosixLauncherOptions {
