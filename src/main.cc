@@ -12,6 +12,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/wait.h>
+#include <grp.h>
+#include <sys/prctl.h>
 #include <set>
 #include <filesystem>
 #include <fstream>
@@ -95,11 +97,35 @@ aws_access_key_id="test", aws_secret_access_key="test")
 // Runs `argv` (with `extra_env` added to this process's environment), writes `input` to its
 // stdin and returns its stdout once it exits. Killed after `timeout_s`; at most 64 MiB of output.
 // For the crawler's JDBC schema discovery (awsglue.crawl_jdbc).
+// Who a helper runs as and where (docs/security.md, "Helpers"): in `cwd`, a folder only the
+// server can write, and when `drop` (the server is root) as `uid`:`gid` with `group` as its only
+// supplementary group (the job group, which may execute the interpreter), without new privileges.
+struct HelperSandbox {
+  std::string cwd = "/";
+  bool drop = false;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  gid_t group = 0;
+};
+
+// The uid (and gid) helpers run as when the server is root: Debian's `nobody`.
+constexpr uid_t kHelperUid = 65534;
+
+// Whether a server environment variable is passed on to helpers: what locating programs and
+// text encoding need, never the server's secrets (OPENGLUE_*, AWS_*).
+bool HelperInherits(const char* entry) {
+  for (const char* prefix : {"PATH=", "LANG=", "LC_", "TZ="})
+    if (std::strncmp(entry, prefix, std::strlen(prefix)) == 0) return true;
+  return false;
+}
+
 openglue::Result<std::string> RunHelper(const std::vector<std::string>& argv,
                                         const std::vector<std::string>& extra_env,
-                                        const std::string& input, int timeout_s) {
+                                        const std::string& input, int timeout_s,
+                                        const HelperSandbox& sandbox) {
   std::vector<std::string> env_strings;
-  for (char** e = environ; e && *e; ++e) env_strings.emplace_back(*e);
+  for (char** e = environ; e && *e; ++e)
+    if (HelperInherits(*e)) env_strings.emplace_back(*e);
   for (const std::string& e : extra_env) env_strings.push_back(e);
   std::vector<char*> envp, args;
   for (std::string& e : env_strings) envp.push_back(e.data());
@@ -125,6 +151,12 @@ openglue::Result<std::string> RunHelper(const std::vector<std::string>& argv,
     sigprocmask(SIG_SETMASK, &none, nullptr);
     dup2(in_pipe[0], 0);
     dup2(out_pipe[1], 1);
+    setsid();  // its own process group, killed whole on a timeout
+    if (chdir(sandbox.cwd.c_str()) != 0) _exit(126);
+    if (sandbox.drop && (setgroups(1, &sandbox.group) != 0 || setresgid(sandbox.gid, sandbox.gid, sandbox.gid) != 0 ||
+                         setresuid(sandbox.uid, sandbox.uid, sandbox.uid) != 0))
+      _exit(126);
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) _exit(126);
     execvpe(args[0], args.data(), envp.data());
     _exit(127);
   }
@@ -164,7 +196,7 @@ openglue::Result<std::string> RunHelper(const std::vector<std::string>& argv,
     }
   }
   close(out_pipe[0]);
-  if (timed_out) kill(pid, SIGKILL);
+  if (timed_out) kill(-pid, SIGKILL);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
@@ -589,9 +621,25 @@ int Serve(int argc, char** argv) {
     if (scheduler_to_wake != nullptr) scheduler_to_wake->CrawlerSchedulesChanged();
   };
   // JDBC targets: the runtime's awsglue.crawl_jdbc reads the database's information_schema.
-  crawler_options.jdbc = [python = config.python, runtime_path](const Json& request) -> Result<Json> {
-    OG_ASSIGN_OR_RETURN(std::string out, RunHelper({python, "-m", "awsglue.crawl_jdbc"},
-                                                   {"PYTHONPATH=" + runtime_path}, DumpJson(request), 120));
+  // The helper runs isolated: -I (no cwd, PYTHONPATH or user site on sys.path; the runtime is
+  // put on it by name), in a folder of the server's, and as root's stand-in `nobody` when root.
+  HelperSandbox helper_sandbox;
+  helper_sandbox.cwd = config.data_dir + "/helper";
+  if (mkdir(helper_sandbox.cwd.c_str(), 0711) != 0 && errno != EEXIST)
+    return Fail("cannot create " + helper_sandbox.cwd + ": " + std::strerror(errno));
+  if (chmod(helper_sandbox.cwd.c_str(), 0711) != 0) return Fail("cannot chmod " + helper_sandbox.cwd);
+  if (geteuid() == 0) {
+    helper_sandbox.drop = true;
+    helper_sandbox.uid = kHelperUid;
+    helper_sandbox.gid = kHelperUid;
+    helper_sandbox.group = job_user->enabled ? (job_user->per_run ? job_user->shared_gid : job_user->fixed_gid)
+                                             : static_cast<gid_t>(kHelperUid);
+  }
+  crawler_options.jdbc = [python = config.python, runtime_path, helper_sandbox](const Json& request) -> Result<Json> {
+    const std::string launch = "import sys, runpy; sys.path.insert(0, sys.argv.pop(1)); "
+                               "runpy.run_module('awsglue.crawl_jdbc', run_name='__main__', alter_sys=True)";
+    OG_ASSIGN_OR_RETURN(std::string out, RunHelper({python, "-I", "-c", launch, runtime_path, "awsglue.crawl_jdbc"}, {},
+                                                   DumpJson(request), 120, helper_sandbox));
     Json answer = ParseJson(out);
     if (answer.is_discarded() || !answer.is_object())
       return Status::Internal("awsglue.crawl_jdbc gave no JSON answer");

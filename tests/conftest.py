@@ -35,8 +35,9 @@ AWS_CLI = [shutil.which("aws")] if shutil.which("aws") else [sys.executable, "-m
 class Server:
     """One openglue server process over a data directory that outlives restarts."""
 
-    def __init__(self, data_dir, extra_args=(), env=None):
+    def __init__(self, data_dir, extra_args=(), env=None, cwd=None):
         self.data_dir = data_dir
+        self.cwd = cwd  # the server's working directory (None: the test's own)
         self.extra_args = list(extra_args)
         # Extra environment variables for the server process (added to this process's own).
         self.env = dict(env or {})
@@ -56,7 +57,7 @@ class Server:
         self.proc = subprocess.Popen(
             [BIN, "serve", "--port", "0", "--data-dir", self.data_dir, "--port-file", port_file,
              "--log-level", "info", *self.extra_args],
-            stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **self.env})
+            stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **self.env}, cwd=self.cwd)
         deadline = time.time() + 30
         while time.time() < deadline:
             if self.proc.poll() is not None:
