@@ -11,6 +11,10 @@ SERVER_ARGS="--hms-port $HMS_PORT"
 source examples/start_server.sh
 
 export AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_DEFAULT_REGION=us-east-1
+echo "Note: this server accepts the default key test/test, which anyone may use to read and delete"
+echo "everything; fine on 127.0.0.1, where it listens. A server on any other address refuses to start"
+echo "with it: set access_key_id and secret_access_key first (docs/security.md)."
+echo
 python3 examples/catalog_demo.py "$ENDPOINT"
 echo
 python3 examples/hms_demo.py "$HMS_PORT"

@@ -309,6 +309,16 @@ int Serve(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
 
   // Who job processes run as, and what they may reach.
+  // The default key pair is public knowledge: it may only guard a server no one else reaches.
+  if (!IsLoopbackHost(config.host) && config.require_auth) {
+    auto it = config.credentials.find("test");
+    if (it != config.credentials.end() && it->second == "test")
+      return Fail("host " + config.host +
+                  " is not a loopback address, and the access key is still the default test/test, which "
+                  "anyone may use to read, change and delete everything (the catalog, jobs, the S3 store). "
+                  "Set access_key_id and secret_access_key (or credentials) in the config file or "
+                  "OPENGLUE_SECRET_ACCESS_KEY first (docs/security.md)");
+  }
   auto job_user = jobs::ResolveJobUser(config.job_user, config.job_uid_base, config.job_uid_count);
   if (!job_user.ok()) return Fail(job_user.status().message());
   if (!(st = jobs::PrepareDataDir(config.data_dir, *job_user)).ok()) return Fail(st.message());

@@ -168,3 +168,22 @@ def test_a_non_loopback_metastore_needs_hms_allow_remote(data_dir):
         assert "remote clients are not authenticated" in log
     finally:
         srv.stop()
+
+
+def test_a_non_loopback_server_refuses_the_default_key(data_dir):
+    """Issue 18, "too much": test/test lists and deletes everything; only loopback may keep it."""
+    refused = subprocess.run([BIN, "serve", "--port", "0", "--data-dir", data_dir, "--host", "0.0.0.0",
+                              "--s3-api", "off"], capture_output=True, text=True, timeout=60)
+    assert refused.returncode != 0
+    out = refused.stderr + refused.stdout
+    assert "the access key is still the default test/test" in out and "secret_access_key" in out, out
+    srv = start(data_dir, "access_key_id = team\n", "--host", "0.0.0.0")
+    srv.stop()
+    assert srv.proc.returncode == 0
+    srv = Server(data_dir, extra_args=["--host", "0.0.0.0", "--s3-api", "off"],
+                 env={"OPENGLUE_SECRET_ACCESS_KEY": "a-real-secret-for-the-team"}).start()
+    try:
+        glue = srv.client(secret="a-real-secret-for-the-team")
+        assert glue.get_databases()["DatabaseList"] is not None
+    finally:
+        srv.stop()
