@@ -22,6 +22,7 @@
 
 #include "api/authorizer.h"
 #include "api/bookmark_operations.h"
+#include "api/connection_operations.h"
 #include "api/http_server.h"
 #include "api/router.h"
 #include "api/run_secrets.h"
@@ -576,6 +577,7 @@ int Serve(int argc, char** argv) {
                                             &run_output, run_credentials, job_options);
   if (!job_service.ok()) return Fail(job_service.status().message());
   router.RegisterJobs(job_service->get());
+  api::RegisterConnectionReads(&router, catalog->get(), job_service->get(), &authorizer);
   hms_jobs = job_service->get();
   // On every way out, the metastore (which asks the job service) stops before the service goes.
   struct StopMetastoreFirst {

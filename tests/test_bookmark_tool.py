@@ -334,7 +334,7 @@ def test_plan_of_a_jdbc_source_counts_the_rows_above_the_mark(kit, glue, pg, too
     try:
         job = kit.job(JDBC_READER, DefaultArguments={
             "--job-bookmark-option": "job-bookmark-enable", "--connection": connection,
-            "--table": table})
+            "--table": table}, Connections={"Connections": [connection]})
         run1, read1 = run_reader(kit, job, tmp_path / "run1.json")
         assert read1 == [1, 2, 3]
         plan = tool("plan", job, "--json").json["Sources"]

@@ -58,10 +58,14 @@ job.commit()
 '''
 
 
-def run_spec(kit, tmp_path, spec, job=None, arguments=None, expect="SUCCEEDED", timeout=120):
+def run_spec(kit, tmp_path, spec, job=None, arguments=None, expect="SUCCEEDED", timeout=120,
+             connections=()):
+    """Runs SCRIPT on `spec`; a new job lists `connections` (a run reads only their passwords)."""
     out = str(tmp_path / (uuid.uuid4().hex + ".json"))
     spec = dict(spec, out=out)
-    job = job or kit.job(SCRIPT)
+    if job is None:
+        extra = {"Connections": {"Connections": list(connections)}} if connections else {}
+        job = kit.job(SCRIPT, **extra)
     args = {"--spec": json.dumps(spec)}
     args.update(arguments or {})
     run = kit.run(job, timeout=timeout, Arguments=args)
@@ -145,7 +149,7 @@ def test_connection_name_from_jdbc_conf_and_extract_jdbc_conf(kit, glue, anydb, 
                         "options": {"dbtable": written, "database": anydb.database}}],
             "extract": conn,
         }
-        _, out = run_spec(kit, tmp_path, spec)
+        _, out = run_spec(kit, tmp_path, spec, connections=[conn])
         assert out["reads"]["viaconn"] == _sorted(expected)
         assert anydb.execute(f"SELECT id, v FROM {written}") == [(7, "x")]
         conf = out["extract"]
@@ -184,7 +188,7 @@ def test_from_catalog_on_a_jdbc_table_reads_and_writes(kit, glue, anydb, tmp_pat
         spec = {"reads": {"cat": {"catalog": [dbname, f"{anydb.database}_{table}"]}},
                 "writes": [{"catalog": [dbname, f"{anydb.database}_{table}"],
                             "rows": [{"id": 100, "name": "new", "score": 1}]}]}
-        _, out = run_spec(kit, tmp_path, spec)
+        _, out = run_spec(kit, tmp_path, spec, connections=[conn])
         assert out["reads"]["cat"] == _sorted(expected)
         assert anydb.execute(f"SELECT id, name FROM {table} WHERE id = 100") == [(100, "new")]
     finally:

@@ -284,3 +284,58 @@ def test_job_user_cannot_read_metadata_or_other_runs_but_shares_the_object_store
         assert second_result["uid"] not in (0, result["uid"])
     finally:
         kit.close()
+
+
+def test_a_run_reads_only_the_passwords_of_the_connections_its_job_lists(server, glue, tmp_path):
+    """Issue 18, "too much": GetConnection(HidePassword=False) gave any run every password."""
+    kit = JobKit(server, glue)
+    mine, other = unique("conn_mine"), unique("conn_other")
+    for name, password in ((mine, "mine-secret"), (other, "OTHER-SECRET-123")):
+        glue.create_connection(ConnectionInput={
+            "Name": name, "ConnectionType": "JDBC", "ConnectionProperties": {
+                "JDBC_CONNECTION_URL": "jdbc:postgresql://127.0.0.1:5432/x", "USERNAME": "u",
+                "PASSWORD": password}})
+    try:
+        script = kit.script(CONNECTION_PROBE)
+        job = unique("connprobe")
+        glue.create_job(Name=job, Role="local", Command={"Name": "pythonshell", "ScriptLocation": script},
+                        Connections={"Connections": [mine]})
+        kit.jobs.append(job)
+        out = tmp_path / "connections.json"
+        run = kit.run(job, timeout=60, Arguments={"--mine": mine, "--other": other, "--out": str(out)})
+        assert run["JobRunState"] == "SUCCEEDED", run.get("ErrorMessage")
+        seen = json.loads(out.read_text())
+        assert seen["mine"] == "mine-secret"
+        assert seen["other"].startswith("AccessDeniedException: ") and other in seen["other"], seen
+        assert "Connections" in seen["other"]
+        assert seen["other_hidden"] == "no password"
+        assert seen["listed"][mine] == "mine-secret" and seen["listed"][other] == "no password", seen
+        # An administrator still reads both.
+        got = glue.get_connection(Name=other)["Connection"]["ConnectionProperties"]
+        assert got["PASSWORD"] == "OTHER-SECRET-123"
+    finally:
+        kit.close()
+        for name in (mine, other):
+            glue.delete_connection(ConnectionName=name)
+
+
+CONNECTION_PROBE = """
+    import json, os, sys
+    import boto3, botocore.exceptions
+    args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
+    glue = boto3.client("glue", endpoint_url=os.environ["AWS_ENDPOINT_URL_GLUE"])
+
+    def password(connection):
+        return connection["ConnectionProperties"].get("PASSWORD", "no password")
+
+    seen = {"mine": password(glue.get_connection(Name=args["--mine"])["Connection"])}
+    try:
+        seen["other"] = password(glue.get_connection(Name=args["--other"])["Connection"])
+    except botocore.exceptions.ClientError as e:
+        seen["other"] = e.response["Error"]["Code"] + ": " + e.response["Error"]["Message"]
+    seen["other_hidden"] = password(glue.get_connection(Name=args["--other"], HidePassword=True)["Connection"])
+    seen["listed"] = {c["Name"]: password(c) for c in glue.get_connections()["ConnectionList"]}
+    with open(args["--out"] + ".tmp", "w") as f:
+        json.dump(seen, f)
+    os.rename(args["--out"] + ".tmp", args["--out"])
+"""
