@@ -486,6 +486,7 @@ int Serve(int argc, char** argv) {
     hms::HmsOptions hms_options;
     hms_options.host = config.hms_host;
     hms_options.port = config.hms_port;
+    hms_options.message_timeout_ms = config.hms_message_timeout_seconds * 1000;
     // Remote clients are not authenticated (docs/security.md): a metastore others can reach
     // must be asked for by name.
     if (!IsLoopbackHost(hms_options.host)) {

@@ -260,6 +260,9 @@ const std::vector<ConfigKey>& Table() {
     {"hms_allow_remote", "yes|no", "no",
      "let the metastore listen on a non-loopback hms_host: remote clients are\n"
      "not authenticated and may change the whole catalog (docs/security.md)", SetHmsAllowRemote},
+    {"hms_message_timeout_seconds", "N", "30",
+     "a metastore message must arrive within this of its first byte",
+     SetInt<&S::hms_message_timeout_seconds, 1, 3600>},
   };
   return kConfigKeys;
 }

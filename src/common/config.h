@@ -97,6 +97,7 @@ struct ServerConfig {
   int hms_port = 0;
   std::string hms_host = "127.0.0.1";
   bool hms_allow_remote = false;
+  int hms_message_timeout_seconds = 30;  // a message's bytes must arrive within this of its first
   // Key file (exactly 32 bytes) that encrypts connection passwords at rest (catalog/
   // connection_cipher.h); empty = <data_dir>/connection.key, made on first start. A configured
   // file must exist.

@@ -18,6 +18,7 @@
 #include "common/thread_annotations.h"
 #include "hms/metastore_handler.h"
 #include "hms/peer_uid.h"
+#include "hms/thrift_wire.h"
 
 namespace openglue::hms {
 namespace {
@@ -39,99 +40,30 @@ class EarlyListenSocket : public tt::transport::TServerSocket {
   bool listening_ = false;  // only touched before serve() and by the serve() thread
 };
 
-// TBufferedTransport bounded by a TConfiguration (max message size, recursion depth) whose
-// message budget restarts with each message: Thrift's protocol checks every declared string
-// and container length against what is left of it, so no length prefix allocates more than a
-// message can carry.
-class BoundedBufferedTransport : public tt::transport::TBufferedTransport {
+// Every connection's transport is a MessageTransport (deadlines, bytes before allocations),
+// admitted by the server's ConnectionSlots; the protocol charges what containers declare.
+class MessageTransportFactory : public tt::transport::TTransportFactory {
  public:
-  BoundedBufferedTransport(std::shared_ptr<tt::transport::TTransport> transport,
-                           std::shared_ptr<tt::TConfiguration> config)
-      : TBufferedTransport(std::move(transport), config) {}
-  uint32_t readEnd() override {
-    resetConsumedMessageSize();
-    return TBufferedTransport::readEnd();
-  }
-};
-
-class BoundedTransportFactory : public tt::transport::TTransportFactory {
- public:
-  explicit BoundedTransportFactory(std::shared_ptr<tt::TConfiguration> config) : config_(std::move(config)) {}
+  explicit MessageTransportFactory(const HmsOptions& options) : options_(options) {}
   std::shared_ptr<tt::transport::TTransport> getTransport(
       std::shared_ptr<tt::transport::TTransport> trans) override {
-    return std::make_shared<BoundedBufferedTransport>(std::move(trans), config_);
+    return std::make_shared<MessageTransport>(std::move(trans), options_);
   }
 
  private:
-  std::shared_ptr<tt::TConfiguration> config_;
-};
-
-// The binary protocol with a per-message budget on what declared container sizes make the
-// generated reader allocate. Thrift checks a declared length against the bytes left in the
-// message, but counts a struct as costing nothing on the wire, and an empty struct is 1 byte
-// there and hundreds in memory (a Partition, with its StorageDescriptor, is ~650 bytes): so
-// every list, set and map header is charged an estimate of the memory its elements take, and a
-// message whose charges pass the budget fails (the connection closes).
-class BudgetedBinaryProtocol
-    : public tt::protocol::TVirtualProtocol<BudgetedBinaryProtocol, tt::protocol::TBinaryProtocol> {
- public:
-  using Base = tt::protocol::TBinaryProtocol;
-  BudgetedBinaryProtocol(std::shared_ptr<tt::transport::TTransport> trans, const HmsOptions& options)
-      : TVirtualProtocol(std::move(trans)), budget_(options.max_decoded_bytes) {
-    setStringSizeLimit(options.max_string_bytes);
-    setContainerSizeLimit(options.max_container_items);
-    setStrict(/*strict_read=*/true, /*strict_write=*/true);
-  }
-
-  uint32_t readMessageBegin(std::string& name, tt::protocol::TMessageType& type, int32_t& seqid) {
-    spent_ = 0;
-    return Base::readMessageBegin(name, type, seqid);
-  }
-  uint32_t readListBegin(tt::protocol::TType& elem_type, uint32_t& size) {
-    uint32_t read = Base::readListBegin(elem_type, size);
-    Charge(size, Cost(elem_type));
-    return read;
-  }
-  uint32_t readSetBegin(tt::protocol::TType& elem_type, uint32_t& size) {
-    uint32_t read = Base::readSetBegin(elem_type, size);
-    Charge(size, Cost(elem_type));
-    return read;
-  }
-  uint32_t readMapBegin(tt::protocol::TType& key_type, tt::protocol::TType& value_type, uint32_t& size) {
-    uint32_t read = Base::readMapBegin(key_type, value_type, size);
-    Charge(size, Cost(key_type) + Cost(value_type) + 64);  // + a tree node
-    return read;
-  }
-
- private:
-  static int64_t Cost(tt::protocol::TType type) {
-    switch (type) {
-      case tt::protocol::T_STRUCT: return 512;
-      case tt::protocol::T_STRING: return 32;
-      case tt::protocol::T_LIST: case tt::protocol::T_SET: case tt::protocol::T_MAP: return 48;
-      default: return 8;
-    }
-  }
-  void Charge(uint32_t items, int64_t each) {
-    spent_ += static_cast<int64_t>(items) * each;
-    if (spent_ > budget_)
-      throw tt::protocol::TProtocolException(tt::protocol::TProtocolException::SIZE_LIMIT,
-                                             "message declares more than the metastore reads at once");
-  }
-
-  int64_t budget_;
-  int64_t spent_ = 0;  // this message's charges; a protocol serves one connection's thread
+  HmsOptions options_;
 };
 
 class BudgetedProtocolFactory : public tt::protocol::TProtocolFactory {
  public:
   explicit BudgetedProtocolFactory(const HmsOptions& options) : options_(options) {}
   std::shared_ptr<tt::protocol::TProtocol> getProtocol(std::shared_ptr<tt::transport::TTransport> trans) override {
-    return std::make_shared<BudgetedBinaryProtocol>(std::move(trans), options_);
+    return std::make_shared<BudgetedBinaryProtocol>(std::move(trans), options_, shared_);
   }
 
  private:
   HmsOptions options_;
+  std::shared_ptr<std::atomic<int64_t>> shared_ = std::make_shared<std::atomic<int64_t>>(0);
 };
 
 void ThriftOutput(const char* message) { OG_LOG(kDebug, "HMS thrift: " << message); }
@@ -170,24 +102,37 @@ class LoggingProcessor : public wire::ThriftHiveMetastoreProcessor {
 class CallerProcessorFactory : public tt::TProcessorFactory {
  public:
   CallerProcessorFactory(catalog::Catalog* catalog, const HmsOptions& options)
-      : catalog_(catalog), options_(options) {}
+      : catalog_(catalog),
+        options_(options),
+        slots_(std::make_shared<ConnectionSlots>(options.max_connections, options.max_connections_per_client)) {}
 
   std::shared_ptr<tt::TProcessor> getProcessor(const tt::TConnectionInfo& info) override {
     MetastoreHandler::Caller caller;
-    if (options_.identify) {
-      std::optional<uid_t> uid;
-      std::string peer = "an unknown peer";
-      if (auto socket = std::dynamic_pointer_cast<tt::transport::TSocket>(info.transport)) {
-        uid = LocalPeerUid(socket->getSocketFD());
-        peer = SanitizeUtf8(socket->getPeerAddress()) + ":" + std::to_string(socket->getPeerPort());
+    std::optional<uid_t> uid;
+    std::string address = "an unknown peer", peer = address;
+    auto socket = std::dynamic_pointer_cast<tt::transport::TSocket>(info.transport);
+    if (socket) {
+      uid = LocalPeerUid(socket->getSocketFD());
+      address = SanitizeUtf8(socket->getPeerAddress());
+      peer = address + ":" + std::to_string(socket->getPeerPort()) +
+             (uid ? " (uid " + std::to_string(*uid) + ")" : "");
+    }
+    auto* transport = info.input ? dynamic_cast<MessageTransport*>(info.input->getTransport().get()) : nullptr;
+    if (transport != nullptr) {
+      transport->Join(slots_);
+      if (!slots_->Admit(transport, uid ? "uid " + std::to_string(*uid) : address)) {
+        OG_LOG(kWarn, "HMS: connection from " << peer << " refused: every slot of its client or of the "
+                                                 "server is mid-message");
+        if (socket) socket->close();
       }
+    }
+    if (options_.identify) {
       Result<std::string> principal = options_.identify(uid);
       if (principal.ok()) {
         caller.principal = *principal;
       } else {
         caller.refused = principal.status();
-        OG_LOG(kInfo, "HMS: connection from " << peer << (uid ? " (uid " + std::to_string(*uid) + ")" : "")
-                                              << " refused: " << principal.status().message());
+        OG_LOG(kInfo, "HMS: connection from " << peer << " refused: " << principal.status().message());
       }
     }
     auto processor = std::make_shared<LoggingProcessor>(
@@ -200,6 +145,7 @@ class CallerProcessorFactory : public tt::TProcessorFactory {
   catalog::Catalog* catalog_;
   const HmsOptions options_;
   std::shared_ptr<CallLogger> logger_ = std::make_shared<CallLogger>();
+  std::shared_ptr<ConnectionSlots> slots_;
 };
 
 }  // namespace
@@ -215,7 +161,6 @@ Result<std::unique_ptr<HmsServer>> HmsServer::Start(catalog::Catalog* catalog, H
   tt::GlobalOutput.setOutputFunction(&ThriftOutput);
   auto impl = std::make_unique<Impl>();
   auto socket = std::make_shared<EarlyListenSocket>(options.host, options.port);
-  socket->setRecvTimeout(options.idle_timeout_ms);
   int port = 0;
   try {
     socket->listen();
@@ -224,11 +169,11 @@ Result<std::unique_ptr<HmsServer>> HmsServer::Start(catalog::Catalog* catalog, H
     return Status::InvalidInput("Hive Metastore: cannot listen on " + options.host + ":" +
                                 std::to_string(options.port) + ": " + e.what());
   }
-  auto config = std::make_shared<tt::TConfiguration>(options.max_message_bytes, options.max_message_bytes);
   auto protocol = std::make_shared<BudgetedProtocolFactory>(options);
   impl->server = std::make_shared<tt::server::TThreadedServer>(
-      std::make_shared<CallerProcessorFactory>(catalog, options), socket, std::make_shared<BoundedTransportFactory>(config), protocol);
-  impl->server->setConcurrentClientLimit(options.max_connections);
+      std::make_shared<CallerProcessorFactory>(catalog, options), socket, std::make_shared<MessageTransportFactory>(options), protocol);
+  // ConnectionSlots decides who stays: the accept loop must not wait before it can decide.
+  impl->server->setConcurrentClientLimit(2 * options.max_connections + 8);
   auto server = impl->server;
   impl->thread = std::thread([server] {
     try {

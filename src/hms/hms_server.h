@@ -8,11 +8,12 @@
 // InvalidInput -> InvalidObjectException/InvalidOperationException, else MetaException) with
 // the Glue message. A method outside the subset answers TApplicationException UNKNOWN_METHOD.
 //
-// Hostile input: strict binary protocol (a message without Thrift's version header closes the
-// connection), strings, containers, whole messages and the memory their declared container
-// sizes make the reader allocate bounded per message (HmsOptions), a thread per
-// connection up to max_connections (more wait to be accepted), idle connections closed after
-// idle_timeout_ms. Nothing a client sends crashes the server or leaks an exception out of it.
+// Hostile input (hms/thrift_wire.h): strict binary protocol (a message without Thrift's version
+// header closes the connection); a declared string or container allocates only once the bytes
+// behind it have arrived, and the memory containers make the reader allocate is bounded per
+// message and server-wide; a message has a deadline from its first byte; connection slots are
+// capped per client, and an idle connection gives its slot up to a new one. Nothing a client
+// sends crashes the server or leaks an exception out of it.
 #pragma once
 
 #include <sys/types.h>
@@ -47,14 +48,22 @@ struct HmsOptions {
   // Both must be thread-safe.
   std::function<Result<std::string>(std::optional<uid_t> peer_uid)> identify;
   std::function<Status(const std::string& principal, const std::string& action)> authorize;
+  // Connections: at most max_connections, of which max_connections_per_client from one client
+  // (a local uid, else an address); when full, the connection idle the longest makes room. A
+  // message must arrive within message_timeout_ms of its first byte; an idle connection is
+  // closed after idle_timeout_ms.
   int max_connections = 32;
+  int max_connections_per_client = 8;
+  int message_timeout_ms = 30 * 1000;
   int idle_timeout_ms = 10 * 60 * 1000;
   // One message: its bytes, one string's bytes, one container's items, and an estimate of the
-  // memory its containers' elements take once decoded (a struct counts 512 bytes).
+  // memory its containers' elements take once decoded (a struct counts 512 bytes), per message
+  // and over every connection's current message.
   int max_message_bytes = 32 * 1024 * 1024;
   int max_string_bytes = 16 * 1024 * 1024;
   int max_container_items = 200000;
-  int64_t max_decoded_bytes = 256LL * 1024 * 1024;
+  int64_t max_decoded_bytes = 128LL * 1024 * 1024;
+  int64_t max_decoded_bytes_total = 256LL * 1024 * 1024;
 };
 
 class HmsServer {
