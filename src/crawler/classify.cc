@@ -5,6 +5,7 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <optional>
 
 #include <arrow/adapters/orc/adapter.h>
 #include <arrow/api.h>
@@ -16,10 +17,12 @@
 #include <parquet/exception.h>
 #include <parquet/file_reader.h>
 #include <parquet/metadata.h>
+#include <parquet/properties.h>
 
 #include "common/json.h"
 #include "common/strings.h"
 #include "crawler/grok.h"
+#include "storage/columnar_footer.h"
 
 namespace openglue::crawler {
 
@@ -30,6 +33,26 @@ std::string FileClass::FormatKey() const {
     key += header ? ":h" : ":n";
   }
   return key;
+}
+
+FooterBudget::Lease::~Lease() {
+  if (budget_ == nullptr) return;
+  MutexLock lock(&budget_->mu_);
+  budget_->free_ += bytes_;
+  budget_->freed_.SignalAll();
+}
+
+FooterBudget::Lease FooterBudget::Reserve(int64_t bytes) {
+  bytes = std::clamp<int64_t>(bytes, 0, total_);
+  MutexLock lock(&mu_);
+  while (free_ < bytes) freed_.Wait(&mu_);
+  free_ -= bytes;
+  return Lease(this, bytes);
+}
+
+int64_t FooterBudget::free_bytes() {
+  MutexLock lock(&mu_);
+  return free_;
 }
 
 namespace {
@@ -133,11 +156,30 @@ Schema FromArrowSchema(const arrow::Schema& schema) {
   return out;
 }
 
+// The footer's cost, checked before Arrow reads it (storage/columnar_footer.h); an error names
+// the format as Arrow's failures do.
+Result<storage::FooterCost> CheckFooter(ObjectFile* file, bool parquet) {
+  Result<storage::FooterCost> cost = parquet ? storage::CheckParquetFooter(file) : storage::CheckOrcFooter(file);
+  if (cost.ok()) return cost;
+  std::string message = (parquet ? "unreadable Parquet file: " : "unreadable ORC file: ") + cost.status().message();
+  if (cost.status().code() == StatusCode::kInternal) return Status::Internal(std::move(message));
+  return Status::InvalidInput(std::move(message));
+}
+
 Result<FileClass> ReadParquet(storage::ObjectStore* store, const std::string& bucket,
-                              const storage::ObjectInfo& object) {
+                              const storage::ObjectInfo& object, FooterBudget* budget) {
   try {
     auto file = std::make_shared<ObjectFile>(store, bucket, object.key, object.size);
-    std::unique_ptr<parquet::ParquetFileReader> reader = parquet::ParquetFileReader::Open(file);
+    OG_ASSIGN_OR_RETURN(storage::FooterCost cost, CheckFooter(file.get(), true));
+    std::optional<FooterBudget::Lease> lease;  // held until Arrow has decoded the footer
+    if (budget != nullptr) lease.emplace(budget->Reserve(cost.memory_bytes));
+    // Thrift's limits no larger than the footer: a declared string or container cannot be
+    // larger than the bytes that hold it.
+    parquet::ReaderProperties properties = parquet::default_reader_properties();
+    const int32_t limit = static_cast<int32_t>(std::min<int64_t>(cost.footer_bytes, parquet::kDefaultThriftStringSizeLimit));
+    properties.set_thrift_string_size_limit(limit);
+    properties.set_thrift_container_size_limit(std::min(limit, parquet::kDefaultThriftContainerSizeLimit));
+    std::unique_ptr<parquet::ParquetFileReader> reader = parquet::ParquetFileReader::Open(file, properties);
     std::shared_ptr<parquet::FileMetaData> metadata = reader->metadata();
     std::shared_ptr<arrow::Schema> schema;
     arrow::Status st = parquet::arrow::FromParquetSchema(metadata->schema(), &schema);
@@ -153,9 +195,12 @@ Result<FileClass> ReadParquet(storage::ObjectStore* store, const std::string& bu
 }
 
 Result<FileClass> ReadOrc(storage::ObjectStore* store, const std::string& bucket,
-                          const storage::ObjectInfo& object) {
+                          const storage::ObjectInfo& object, FooterBudget* budget) {
   try {
     auto file = std::make_shared<ObjectFile>(store, bucket, object.key, object.size);
+    OG_ASSIGN_OR_RETURN(storage::FooterCost cost, CheckFooter(file.get(), false));
+    std::optional<FooterBudget::Lease> lease;  // held until Arrow has decoded the footer
+    if (budget != nullptr) lease.emplace(budget->Reserve(cost.memory_bytes));
     auto reader = arrow::adapters::orc::ORCFileReader::Open(file, arrow::default_memory_pool());
     if (!reader.ok()) return Status::InvalidInput("unreadable ORC file: " + reader.status().message());
     auto schema = (*reader)->ReadSchema();
@@ -429,11 +474,12 @@ Result<FileClass> ApplyCustom(const CustomClassifier& c, const std::string& samp
 }  // namespace
 
 Result<FileClass> ClassifyObject(storage::ObjectStore* store, const std::string& bucket,
-                                 const storage::ObjectInfo& object, const std::vector<CustomClassifier>& custom) {
+                                 const storage::ObjectInfo& object, const std::vector<CustomClassifier>& custom,
+                                 FooterBudget* budget) {
   if (object.size == 0) return Status::InvalidInput("empty file");
   OG_ASSIGN_OR_RETURN(std::string head, store->Read(bucket, object.key, 0, 4));
-  if (head.size() == 4 && head == "PAR1") return ReadParquet(store, bucket, object);
-  if (head.size() >= 3 && head.compare(0, 3, "ORC") == 0) return ReadOrc(store, bucket, object);
+  if (head.size() == 4 && head == "PAR1") return ReadParquet(store, bucket, object, budget);
+  if (head.size() >= 3 && head.compare(0, 3, "ORC") == 0) return ReadOrc(store, bucket, object, budget);
   if (head.size() == 4 && head == std::string("Obj\x01", 4)) return ReadAvro(store, bucket, object);
   std::string compression;
   arrow::Compression::type codec = arrow::Compression::UNCOMPRESSED;

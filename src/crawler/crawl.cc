@@ -501,12 +501,13 @@ struct FileWork {
 void ClassifyAll(const CrawlContext& ctx, const std::vector<Target>& targets,
                  const std::vector<CustomClassifier>& custom, std::vector<FileWork>* work) {
   std::atomic<size_t> next{0};
+  FooterBudget footers(kCrawlFooterBudget);  // shared by this crawl's threads
   auto worker = [&]() {
     for (;;) {
       size_t i = next.fetch_add(1);
       if (i >= work->size() || ctx.cancel->load()) return;
       FileWork& w = (*work)[i];
-      w.result = ClassifyObject(ctx.objects, targets[w.target].bucket, *w.object, custom);
+      w.result = ClassifyObject(ctx.objects, targets[w.target].bucket, *w.object, custom, &footers);
     }
   };
   size_t n = std::min<size_t>(static_cast<size_t>(ctx.classify_threads), work->size());

@@ -1,15 +1,22 @@
 #include <stdlib.h>
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
+#include <optional>
+#include <sstream>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 
 #include "catalog/catalog.h"
 #include "common/clock.h"
 #include "common/random.h"
+#include "crawler/classify.h"
 #include "crawler/crawl.h"
 #include "crawler/crawler_service.h"
 #include "crawler/grok.h"
@@ -246,6 +253,76 @@ TEST(CrawlerConfiguration, ParsesAndRefuses) {
   EXPECT_EQ(c->table_threshold, 5);
   EXPECT_FALSE(ParseCrawlerConfiguration("{not json").ok());
   EXPECT_FALSE(ParseCrawlerConfiguration(R"({"Grouping":{"TableGroupingPolicy":"Other"}})").ok());
+}
+
+// ---- Parquet and ORC footers ----------------------------------------------------------------------
+
+std::string FooterCorpus(const std::string& name) {
+  std::ifstream in(std::filesystem::path(__FILE__).parent_path() / "testdata" / "fuzz" / "footer" / name,
+                   std::ios::binary);
+  std::stringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+TEST(ClassifyObject, FootersDeclaringMoreThanTheFileAreRefusedAndGoodOnesRead) {
+  char pattern[] = "/tmp/og_footer_test_XXXXXX";
+  std::string dir = mkdtemp(pattern);
+  auto objects = storage::LocalObjectStore::Make({dir}).value();
+  ASSERT_TRUE(objects->CreateBucket("lake").ok());
+  // The issue's Parquet file, 17 MiB instead of 1 GiB: PAR1, zeros, a metadata length of size-12.
+  const uint32_t size = 17 << 20;
+  std::string hostile = "PAR1" + std::string(size - 12, '\0');
+  for (int i = 0; i < 4; ++i) hostile += static_cast<char>(((size - 12) >> (8 * i)) & 0xff);
+  hostile += "PAR1";
+  ASSERT_TRUE(objects->Write("lake", "t/hostile.parquet", hostile).ok());
+  ASSERT_TRUE(objects->Write("lake", "t/good.parquet", FooterCorpus("tiny_none.parquet")).ok());
+  ASSERT_TRUE(objects->Write("lake", "t/huge_footer.orc", FooterCorpus("orc_huge_footer.orc")).ok());
+  ASSERT_TRUE(objects->Write("lake", "t/good.orc", FooterCorpus("tiny_zlib.orc")).ok());
+  FooterBudget budget(kCrawlFooterBudget);
+  auto classify = [&](const std::string& key) {
+    return ClassifyObject(objects.get(), "lake", objects->Stat("lake", key).value(), {}, &budget);
+  };
+  Result<FileClass> bad = classify("t/hostile.parquet");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("unreadable Parquet file: the Parquet footer declares 17825780 bytes of "
+                                        "metadata, more than the 16777216 allowed"),
+            std::string::npos)
+      << bad.status().message();
+  Result<FileClass> orc = classify("t/huge_footer.orc");
+  ASSERT_FALSE(orc.ok());
+  EXPECT_NE(orc.status().message().find("unreadable ORC file: the ORC postscript declares a footer of"),
+            std::string::npos)
+      << orc.status().message();
+  Result<FileClass> good = classify("t/good.parquet");
+  ASSERT_TRUE(good.ok()) << good.status().ToString();
+  EXPECT_EQ(good->classification, "parquet");
+  EXPECT_EQ(good->records, 3);
+  EXPECT_EQ(Types(good->schema), "id:bigint,name:string,tags:array<bigint>");
+  Result<FileClass> good_orc = classify("t/good.orc");
+  ASSERT_TRUE(good_orc.ok()) << good_orc.status().ToString();
+  EXPECT_EQ(Types(good_orc->schema), "id:bigint,name:string");
+  EXPECT_EQ(budget.free_bytes(), kCrawlFooterBudget);  // every lease returned
+  std::filesystem::remove_all(dir);
+}
+
+TEST(FooterBudget, AReservationWaitsUntilItsShareIsFree) {
+  FooterBudget budget(100);
+  std::optional<FooterBudget::Lease> first(budget.Reserve(70));
+  EXPECT_EQ(budget.free_bytes(), 30);
+  std::atomic<bool> got{false};
+  std::thread waiter([&] {
+    FooterBudget::Lease second = budget.Reserve(50);
+    got = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(got.load());
+  first.reset();
+  waiter.join();
+  EXPECT_TRUE(got.load());
+  EXPECT_EQ(budget.free_bytes(), 100);
+  { FooterBudget::Lease all = budget.Reserve(1000); EXPECT_EQ(budget.free_bytes(), 0); }  // clamped
+  EXPECT_EQ(budget.free_bytes(), 100);
 }
 
 // ---- the service over a real store, catalog and local object store -------------------------------

@@ -27,6 +27,7 @@
 #include "engine/glue_types.h"
 #include "engine/json_records.h"
 #include "engine/parallel_map.h"
+#include "storage/columnar_footer.h"
 
 namespace openglue::engine {
 
@@ -713,6 +714,9 @@ class ParquetFile : public ColumnarFile {
  public:
   static Result<std::unique_ptr<ColumnarFile>> Open(const ScanState& state, const std::string& uri) {
     OG_ASSIGN_OR_RETURN(auto file, OpenRandom(state, uri));
+    // The footer's declared sizes checked before Arrow allocates them.
+    Result<storage::FooterCost> checked = storage::CheckParquetFooter(file.get());
+    if (!checked.ok()) return FileError(uri, "not a valid Parquet file: " + checked.status().message());
     auto out = std::make_unique<ParquetFile>();
     out->uri_ = uri;
     try {
@@ -754,6 +758,8 @@ class OrcFile : public ColumnarFile {
  public:
   static Result<std::unique_ptr<ColumnarFile>> Open(const ScanState& state, const std::string& uri) {
     OG_ASSIGN_OR_RETURN(auto file, OpenRandom(state, uri));
+    Result<storage::FooterCost> checked = storage::CheckOrcFooter(file.get());
+    if (!checked.ok()) return FileError(uri, "not a valid ORC file: " + checked.status().message());
     auto out = std::make_unique<OrcFile>();
     out->uri_ = uri;
     try {
