@@ -27,6 +27,7 @@
 #include "api/router.h"
 #include "api/run_secrets.h"
 #include "api/service_model.h"
+#include "api/workflow_operations.h"
 #include "bookmarks/bookmark_service.h"
 #include "catalog/catalog.h"
 #include "crawler/crawler_service.h"
@@ -687,6 +688,8 @@ int Serve(int argc, char** argv) {
     router.RegisterGlue(name, [s = scheduler->get(), m = method](const Json& request) {
       return (s->*m)(request);
     });
+  // A job run reaches only the properties of its own workflow run.
+  api::RegisterWorkflowRunProperties(&router, scheduler->get(), &authorizer);
   tags.Register("trigger", [](store::Transaction* txn, const resource::Arn& arn) {
     return schedule::TriggerExists(txn, arn.resource);
   });

@@ -42,6 +42,59 @@ std::string ActionStateOfCrawl(const std::string& crawl_state) {
   return "ERROR";
 }
 
+// The node (NodeId) an action starts.
+std::string ActionNode(const Json& action) {
+  std::string job = Str(action, "JobName");
+  return job.empty() ? NodeId("crawler", Str(action, "CrawlerName")) : NodeId("job", job);
+}
+
+Json NodesJson(const std::set<std::string>& nodes) {
+  Json out = Json::array();
+  for (const std::string& node : nodes) out.push_back(node);
+  return out;
+}
+
+// The lineage of a run outside workflows that just ended (kChain at `key`, or at `previous`,
+// the attempt a retry continues), with `self` in it: only `self` for a run that no conditional
+// fire started. The row is consumed by the run's final end; an attempt with a retry to come keeps
+// it for the retry (which finds it through its previous run id).
+Result<std::set<std::string>> TakeLineage(store::Transaction* txn, const std::string& key,
+                                          const std::string& previous, bool retrying,
+                                          const std::string& self) {
+  std::set<std::string> nodes{self};
+  std::string found = key;
+  OG_ASSIGN_OR_RETURN(auto row, Load(txn, kChain, key, "the trigger chain of " + key));
+  if (!row && !previous.empty()) {
+    found = previous;
+    OG_ASSIGN_OR_RETURN(row, Load(txn, kChain, previous, "the trigger chain of " + previous));
+  }
+  if (!row) return nodes;
+  for (const Json& node : Arr(*row, "nodes"))
+    if (node.is_string()) nodes.insert(node.get<std::string>());
+  OG_RETURN_NOT_OK(txn->Delete(kChain, found).status());
+  if (retrying) OG_RETURN_NOT_OK(txn->Put(kChain, key, DumpJson(*row)));
+  return nodes;
+}
+
+// `trigger` with only the actions whose node is not in `ran`; each one left out is logged with
+// `why`.
+Json WithoutActionsThatRan(const Json& trigger, const std::set<std::string>& ran,
+                           const std::string& why) {
+  Json kept = Json::array();
+  for (const Json& action : Arr(trigger, "Actions")) {
+    if (!ran.count(ActionNode(action))) {
+      kept.push_back(action);
+      continue;
+    }
+    OG_LOG(kWarn, "trigger " << Str(trigger, "Name") << ": action "
+                             << Str(action, "JobName", Str(action, "CrawlerName"))
+                             << " not started: " << why);
+  }
+  Json out = trigger;
+  out["Actions"] = std::move(kept);
+  return out;
+}
+
 }  // namespace
 
 Scheduler::Scheduler(store::MetadataStore* store, const Clock* clock, Random* random,
@@ -94,7 +147,8 @@ std::string Scheduler::NewId(const std::string& prefix) {
 // Fires
 
 Result<std::string> Scheduler::RecordFire(store::Transaction* txn, const Json& trigger,
-                                          Json* workflow_run) {
+                                          Json* workflow_run,
+                                          const std::set<std::string>* lineage) {
   std::string trigger_name = Str(trigger, "Name");
   double now = clock_->NowSeconds();
   // Fire ids sort in the order they were recorded.
@@ -110,6 +164,17 @@ Result<std::string> Scheduler::RecordFire(store::Transaction* txn, const Json& t
                                "SecurityConfiguration", "NotificationProperty"})
       if (action.contains(member) && !action[member].is_null()) entry[member] = action[member];
     entry["run_id"] = NewId(is_job ? "jr_" : "crawl_");
+    if (lineage && !workflow_run) {
+      // Written with the fire, so a run's lineage exists from before the run does. A crawl has
+      // no id in advance: its lineage is written once it starts (ExecuteFires).
+      std::set<std::string> nodes = *lineage;
+      nodes.insert(ActionNode(action));
+      if (is_job)
+        OG_RETURN_NOT_OK(txn->Put(kChain, entry["run_id"].get<std::string>(),
+                                  DumpJson(Json{{"nodes", NodesJson(nodes)}})));
+      else
+        entry["lineage"] = NodesJson(nodes);
+    }
     if (workflow_run) {
       // The job learns which workflow run it belongs to (Glue's two arguments).
       if (!entry.contains("Arguments") || !entry["Arguments"].is_object())
@@ -239,8 +304,16 @@ Status Scheduler::ExecuteFires() {
       action["done"] = true;
       if (!outcome.started.ok()) action["error"] = outcome.started.message();
       std::string workflow_run_id = Str(fire, "workflow_run_id");
-      if (workflow_run_id.empty()) continue;
       bool is_crawler = !Str(action, "CrawlerName").empty();
+      if (workflow_run_id.empty()) {
+        // The lineage of a run that never started goes; a started crawl's is written now.
+        if (!outcome.started.ok() && !is_crawler)
+          OG_RETURN_NOT_OK(txn->Delete(kChain, Str(action, "run_id")).status());
+        if (outcome.started.ok() && is_crawler && action.contains("lineage"))
+          OG_RETURN_NOT_OK(txn->Put(kChain, CrawlerIndexKey(Str(action, "CrawlerName")),
+                                    DumpJson(Json{{"nodes", action["lineage"]}})));
+        continue;
+      }
       if (outcome.started.ok() && is_crawler)
         OG_RETURN_NOT_OK(txn->Put(kRunIndex, CrawlerIndexKey(Str(action, "CrawlerName")),
                                   DumpJson(Json{{"workflow_run_id", workflow_run_id},
@@ -376,6 +449,14 @@ Status Scheduler::ProcessEvent(const std::string& run_id) {
                          {"started_on", now}});
     }
   }
+  // What this run's fires may not start again: in a workflow run, every node that ran in it;
+  // outside workflows, the run's lineage (scheduler.h, "Cycles").
+  std::set<std::string> lineage;
+  if (!run) {
+    OG_ASSIGN_OR_RETURN(lineage, TakeLineage(txn.get(), crawl ? CrawlerIndexKey(job) : run_id,
+                                             crawl ? "" : previous, retrying,
+                                             NodeId(crawl ? "crawler" : "job", job)));
+  }
   bool may_fire = !retrying && (!run || Str(run->second, "Status") == "RUNNING");
   if (may_fire) {
     // Conditional triggers of this scope with a condition this run satisfies.
@@ -398,6 +479,11 @@ Status Scheduler::ProcessEvent(const std::string& run_id) {
       OG_ASSIGN_OR_RETURN(auto pred, Load(txn.get(), kPredicate, pred_key, "predicate " + row.key));
       Json satisfied = pred ? Obj(*pred, "satisfied") : Json::object();
       for (size_t i : matched) satisfied[std::to_string(i)] = action_id;
+      // Outside workflows the fire's lineage is that of every run that satisfied it.
+      std::set<std::string> led = lineage;
+      if (pred)
+        for (const Json& node : Arr(*pred, "lineage"))
+          if (node.is_string()) led.insert(node.get<std::string>());
       bool fire = Str(predicate, "Logical", "AND") == "ANY";
       if (!fire) {
         fire = true;
@@ -405,11 +491,32 @@ Status Scheduler::ProcessEvent(const std::string& run_id) {
           if (!satisfied.contains(std::to_string(i))) fire = false;
       }
       if (fire) {
-        // The runs that satisfied the predicate are consumed by this fire.
+        // The runs that satisfied the predicate are consumed by this fire, also when every
+        // action is left out (a cycle ends here).
         OG_RETURN_NOT_OK(txn->Delete(kPredicate, pred_key).status());
-        OG_RETURN_NOT_OK(RecordFire(txn.get(), trigger, run ? &run->second : nullptr).status());
+        Json allowed;
+        if (run) {
+          std::set<std::string> ran;
+          for (const Json& entry : Arr(Obj(run->second, "_og"), "actions"))
+            ran.insert(NodeId(ToLower(Str(entry, "type")), Str(entry, "name")));
+          allowed = WithoutActionsThatRan(trigger, ran,
+                                          "it ran in workflow run " + scope +
+                                              " already (a node runs once per workflow run)");
+        } else {
+          allowed = WithoutActionsThatRan(
+              trigger, led,
+              "it is in the lineage of run " + action_id +
+                  " (a chain of conditional triggers outside workflows starts each job and "
+                  "crawler once)");
+        }
+        if (!Arr(allowed, "Actions").empty())
+          OG_RETURN_NOT_OK(
+              RecordFire(txn.get(), allowed, run ? &run->second : nullptr, run ? nullptr : &led)
+                  .status());
       } else {
-        OG_RETURN_NOT_OK(txn->Put(kPredicate, pred_key, DumpJson(Json{{"satisfied", satisfied}})));
+        Json pending{{"satisfied", satisfied}};
+        if (!run) pending["lineage"] = NodesJson(led);
+        OG_RETURN_NOT_OK(txn->Put(kPredicate, pred_key, DumpJson(pending)));
       }
     }
   }

@@ -21,6 +21,9 @@ inline constexpr std::string_view kEvent = "schedule_event";           // job ru
 inline constexpr std::string_view kFire = "schedule_fire";             // fire id -> recorded fire
 inline constexpr std::string_view kRunIndex = "schedule_run";          // job run id -> its workflow run
 inline constexpr std::string_view kPredicate = "schedule_pred";        // trigger, scope -> satisfied
+// Outside workflows: job run id (or "crawler", name) -> the lineage of a run that a conditional
+// fire started ({"nodes": [node ids]}), until the run's final end.
+inline constexpr std::string_view kChain = "schedule_chain";
 
 // Members read without throwing (stored documents, or requests already checked by the model).
 std::string Str(const Json& object, const char* member, const std::string& fallback = "");

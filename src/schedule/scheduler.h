@@ -29,6 +29,16 @@
 // workflow run. Runs outside workflows (by hand, or by triggers without a workflow) are seen by
 // conditional triggers without a workflow.
 //
+// Cycles. Conditional triggers may form a cycle (A -> B -> A); neither scope runs it forever. In
+// a workflow run each job or crawler node runs once: a fire leaves out the actions whose node has
+// run in that workflow run already (ResumeWorkflowRun re-runs nodes, in a new workflow run).
+// Outside workflows each run started by a conditional trigger remembers its *lineage*, the jobs
+// and crawlers of the runs whose ends led to it, transitively ("schedule_chain", written with the
+// fire; a run started by hand, on a schedule or by StartTrigger has none but itself): a fire
+// leaves out the actions whose job or crawler is in the lineage of the runs that satisfied it.
+// So every chain of conditional fires starts each job once, and ends. Left-out actions are
+// logged (warning). docs/workflows.md, "Cycles".
+//
 // Crawlers. Crawler actions and conditions are accepted and stored with Glue's shapes; firing a
 // crawler action goes through SchedulerOptions::start_crawler, which is empty until the crawler
 // module exists: the action then ends ERROR with kCrawlersUnavailable, visible in the workflow run.
@@ -45,6 +55,8 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -63,6 +75,12 @@ namespace openglue::schedule {
 // What a crawler action's run ends with while no crawler module is wired in.
 inline constexpr const char* kCrawlersUnavailable =
     "Crawlers are not available in this OpenGlue server yet: the crawler action was not started.";
+
+// A workflow run, by workflow name and run id.
+struct WorkflowRunRef {
+  std::string workflow;
+  std::string run_id;
+};
 
 struct SchedulerOptions {
   std::string region = "us-east-1";
@@ -129,6 +147,15 @@ class Scheduler {
   Result<Json> GetWorkflowRunProperties(const Json& request);
   Result<Json> PutWorkflowRunProperties(const Json& request);
 
+  // The workflow run that job run `run_id` of job `job` was started in, as the scheduler recorded
+  // it when the run's trigger fired; a retry attempt (Attempt > 0, made by the job service)
+  // belongs where the attempt it retries did. nullopt for a run outside workflow runs (by hand,
+  // by StartJobRun, by a trigger without a workflow) and for a run that does not exist. The
+  // run's arguments (--WORKFLOW_RUN_ID) are not consulted: StartJobRun may set them to anything.
+  // Errors: the store's.
+  Result<std::optional<WorkflowRunRef>> WorkflowRunOfJobRun(const std::string& job,
+                                                            const std::string& run_id);
+
   // One pass of the scheduler's work: consumes pending job-run events, carries out recorded
   // fires, and fires the SCHEDULED triggers that are due by the clock. Returns the time (ms) of
   // the next scheduled fire, or -1 when none is scheduled. Tests call it with a FakeClock.
@@ -157,8 +184,11 @@ class Scheduler {
   bool FireDueCrawlerSchedules(int64_t now_ms) EXCLUDES(mutex_);
   Status ReloadSchedules() EXCLUDES(mutex_);
   // Records a fire of `trigger` in `txn`: actions get run ids (and the workflow arguments when
-  // `workflow_run` is given, whose action list gains them). Returns the fire id.
-  Result<std::string> RecordFire(store::Transaction* txn, const Json& trigger, Json* workflow_run);
+  // `workflow_run` is given, whose action list gains them). `lineage` (outside workflows, a
+  // conditional fire): the nodes that led to the fire; each action's run gets it, with its own
+  // node, as its lineage. Returns the fire id.
+  Result<std::string> RecordFire(store::Transaction* txn, const Json& trigger, Json* workflow_run,
+                                 const std::set<std::string>* lineage = nullptr);
   // Creates a workflow run of `workflow` in `txn` and records the fires of `start_triggers` in
   // it. `resume_of`: the run resumed (with the nodes to re-run), else null.
   Result<std::string> CreateWorkflowRun(store::Transaction* txn, const Json& workflow,

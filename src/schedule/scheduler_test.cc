@@ -324,5 +324,138 @@ TEST_F(SchedulerTest, CrawlerSchedulesFireOncePerDueMinuteAndStopWhenStopped) {
             StatusCode::kInvalidInput);
 }
 
+// A condition on `job` ending SUCCEEDED.
+Json OnSuccessOf(const std::string& job) {
+  return Json{{"Conditions", {{{"LogicalOperator", "EQUALS"}, {"JobName", job}, {"State", "SUCCEEDED"}}}}};
+}
+
+// Every row of `kind`.
+size_t Rows(store::MetadataStore* store, std::string_view kind) {
+  auto txn = store->BeginRead();
+  if (!txn.ok()) return 0;
+  auto rows = (*txn)->Scan(kind, store::ScanOptions{});
+  return rows.ok() ? rows->size() : 0;
+}
+
+// Outside workflows a chain of conditional fires starts each job once: A -> B -> A stops at B,
+// also through a retry of B and through an AND that merges two chains; a new run by hand starts
+// a new chain. Nothing of the lineages is left once the runs ended.
+TEST_F(SchedulerTest, ACycleOutsideWorkflowsStartsEachJobOncePerChain) {
+  for (const char* job : {"a", "c"}) CreateJob(job);
+  Ok(jobs_->CreateJob(Json{{"Name", "b"}, {"Role", "local"}, {"MaxRetries", 1},
+                           {"Command", {{"Name", "pythonshell"}, {"ScriptLocation", "s3://scripts/job.py"}}}}));
+  Ok(scheduler_->CreateTrigger(Json{{"Name", "a-then-b"}, {"Type", "CONDITIONAL"}, {"StartOnCreation", true},
+                                    {"Predicate", OnSuccessOf("a")}, {"Actions", {{{"JobName", "b"}}}}}));
+  Ok(scheduler_->CreateTrigger(Json{{"Name", "b-then-a"}, {"Type", "CONDITIONAL"}, {"StartOnCreation", true},
+                                    {"Predicate", OnSuccessOf("b")}, {"Actions", {{{"JobName", "a"}}}}}));
+  Ok(jobs_->StartJobRun(Json{{"JobName", "a"}}));
+  FinishRuns(0);
+  ASSERT_EQ(Runs("b").size(), 1u);
+  EXPECT_EQ(Rows(store_.get(), internal::kChain), 1u);
+  FinishRuns(1);  // B fails with a retry left: the retry carries the lineage
+  ASSERT_EQ(Runs("b").size(), 2u);
+  FinishRuns(0);
+  for (int i = 0; i < 3; ++i) FinishRuns(0);
+  EXPECT_EQ(Runs("a").size(), 1u);
+  EXPECT_EQ(Runs("b").size(), 2u);
+  EXPECT_EQ(Rows(store_.get(), internal::kChain), 0u);
+
+  // A new chain from a run by hand; its B starts no A either.
+  Ok(jobs_->StartJobRun(Json{{"JobName", "a"}}));
+  for (int i = 0; i < 4; ++i) FinishRuns(0);
+  EXPECT_EQ(Runs("a").size(), 2u);
+  EXPECT_EQ(Runs("b").size(), 3u);
+
+  // AND over C and B: the fire's lineage is both runs'. C by hand, then A (by hand) -> B: B's
+  // success completes the AND, whose action A is in B's lineage.
+  Json both{{"Logical", "AND"},
+            {"Conditions", {{{"LogicalOperator", "EQUALS"}, {"JobName", "c"}, {"State", "SUCCEEDED"}},
+                            {{"LogicalOperator", "EQUALS"}, {"JobName", "b"}, {"State", "SUCCEEDED"}}}}};
+  Ok(scheduler_->StopTrigger(Json{{"Name", "b-then-a"}}));
+  Ok(scheduler_->CreateTrigger(Json{{"Name", "c-and-b-then-a"}, {"Type", "CONDITIONAL"},
+                                    {"StartOnCreation", true}, {"Predicate", both},
+                                    {"Actions", {{{"JobName", "a"}}}}}));
+  Ok(jobs_->StartJobRun(Json{{"JobName", "c"}}));
+  FinishRuns(0);
+  Ok(jobs_->StartJobRun(Json{{"JobName", "a"}}));
+  for (int i = 0; i < 4; ++i) FinishRuns(0);
+  EXPECT_EQ(Runs("a").size(), 3u);
+  EXPECT_EQ(Runs("b").size(), 4u);
+  EXPECT_EQ(Rows(store_.get(), internal::kChain), 0u);
+}
+
+// In a workflow run each node runs once: A -> B -> A completes with one run of each.
+TEST_F(SchedulerTest, ACycleInAWorkflowRunRunsEachNodeOnce) {
+  for (const char* job : {"a", "b"}) CreateJob(job);
+  Ok(scheduler_->CreateWorkflow(Json{{"Name", "wf"}}));
+  Ok(scheduler_->CreateTrigger(Json{{"Name", "go"}, {"WorkflowName", "wf"}, {"Type", "ON_DEMAND"},
+                                    {"Actions", {{{"JobName", "a"}}}}}));
+  Ok(scheduler_->CreateTrigger(Json{{"Name", "a-then-b"}, {"WorkflowName", "wf"}, {"Type", "CONDITIONAL"},
+                                    {"StartOnCreation", true}, {"Predicate", OnSuccessOf("a")},
+                                    {"Actions", {{{"JobName", "b"}}}}}));
+  Ok(scheduler_->CreateTrigger(Json{{"Name", "b-then-a"}, {"WorkflowName", "wf"}, {"Type", "CONDITIONAL"},
+                                    {"StartOnCreation", true}, {"Predicate", OnSuccessOf("b")},
+                                    {"Actions", {{{"JobName", "a"}}}}}));
+  auto started = scheduler_->StartWorkflowRun(Json{{"Name", "wf"}});
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  scheduler_->RunOnce();
+  for (int i = 0; i < 4; ++i) FinishRuns(0);
+  EXPECT_EQ(Runs("a").size(), 1u);
+  EXPECT_EQ(Runs("b").size(), 1u);
+  auto run = scheduler_->GetWorkflowRun(Json{{"Name", "wf"}, {"RunId", (*started)["RunId"]}});
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ((*run)["Run"]["Status"], "COMPLETED");
+  EXPECT_EQ((*run)["Run"]["Statistics"]["TotalActions"], 2);
+}
+
+// WorkflowRunOfJobRun answers what the scheduler recorded: a workflow's run and its retry (before
+// the retry ends) belong to the workflow run; a run by hand does not, whatever its arguments say,
+// nor a StartJobRun that names the workflow's run as the one it retries.
+TEST_F(SchedulerTest, WorkflowRunOfJobRunIsWhatTheSchedulerRecorded) {
+  Ok(jobs_->CreateJob(Json{{"Name", "step"}, {"Role", "local"}, {"MaxRetries", 1},
+                           {"ExecutionProperty", {{"MaxConcurrentRuns", 10}}},
+                           {"Command", {{"Name", "pythonshell"}, {"ScriptLocation", "s3://scripts/job.py"}}}}));
+  Ok(scheduler_->CreateWorkflow(Json{{"Name", "wf"}}));
+  Ok(scheduler_->CreateTrigger(Json{{"Name", "go"}, {"WorkflowName", "wf"}, {"Type", "ON_DEMAND"},
+                                    {"Actions", {{{"JobName", "step"}}}}}));
+  auto started = scheduler_->StartWorkflowRun(Json{{"Name", "wf"}});
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  std::string workflow_run = (*started)["RunId"];
+  scheduler_->RunOnce();
+  Json runs = Runs("step");
+  ASSERT_EQ(runs.size(), 1u);
+  std::string first = runs[0]["Id"];
+  auto own = scheduler_->WorkflowRunOfJobRun("step", first);
+  ASSERT_TRUE(own.ok() && own->has_value());
+  EXPECT_EQ((*own)->workflow, "wf");
+  EXPECT_EQ((*own)->run_id, workflow_run);
+  jobs_->Tick();
+  launcher_.ExitAll(1);
+  jobs_->Tick();  // the retry is created; the scheduler has not seen it end
+  runs = Runs("step");
+  ASSERT_EQ(runs.size(), 2u);
+  // Runs started in the same (fake) millisecond: find the retry by its attempt.
+  std::string retry_id = runs[0]["Attempt"] == 1 ? runs[0]["Id"] : runs[1]["Id"];
+  auto retry = scheduler_->WorkflowRunOfJobRun("step", retry_id);
+  ASSERT_TRUE(retry.ok() && retry->has_value());
+  EXPECT_EQ((*retry)->run_id, workflow_run);
+
+  auto by_hand = jobs_->StartJobRun(Json{{"JobName", "step"},
+                                         {"Arguments", {{"--WORKFLOW_NAME", "wf"},
+                                                        {"--WORKFLOW_RUN_ID", workflow_run}}}});
+  ASSERT_TRUE(by_hand.ok()) << by_hand.status().ToString();
+  auto found = scheduler_->WorkflowRunOfJobRun("step", (*by_hand)["JobRunId"]);
+  ASSERT_TRUE(found.ok());
+  EXPECT_FALSE(found->has_value());
+  auto claimed = jobs_->StartJobRun(Json{{"JobName", "step"}, {"JobRunId", first}});
+  ASSERT_TRUE(claimed.ok()) << claimed.status().ToString();
+  found = scheduler_->WorkflowRunOfJobRun("step", (*claimed)["JobRunId"]);
+  ASSERT_TRUE(found.ok());
+  EXPECT_FALSE(found->has_value());
+  found = scheduler_->WorkflowRunOfJobRun("step", "jr_none");
+  ASSERT_TRUE(found.ok());
+  EXPECT_FALSE(found->has_value());
+}
+
 }  // namespace
 }  // namespace openglue::schedule

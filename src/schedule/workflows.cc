@@ -472,6 +472,32 @@ Result<Json> Scheduler::GetWorkflowRunProperties(const Json& request) {
   return Json{{"RunProperties", Obj(run.second, "WorkflowRunProperties")}};
 }
 
+Result<std::optional<WorkflowRunRef>> Scheduler::WorkflowRunOfJobRun(const std::string& job,
+                                                                     const std::string& run_id) {
+  // A retry attempt is indexed only when it ends (ProcessEvent): until then, follow its
+  // PreviousRunId back to the attempt that was. Glue allows at most 10 retries.
+  const std::optional<WorkflowRunRef> kNone;
+  std::string id = run_id;
+  for (int attempts = 0; attempts <= 11 && !id.empty(); ++attempts) {
+    {
+      OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+      OG_ASSIGN_OR_RETURN(auto index, Load(txn.get(), kRunIndex, id, "run index " + id));
+      if (index)
+        return std::optional<WorkflowRunRef>(
+            WorkflowRunRef{Str(*index, "workflow"), Str(*index, "workflow_run_id")});
+    }
+    Result<Json> got = jobs_->GetJobRun(Json{{"JobName", job}, {"RunId", id}});
+    if (got.status().code() == StatusCode::kEntityNotFound) return kNone;
+    OG_RETURN_NOT_OK(got.status());
+    const Json& attempt = Obj(*got, "JobRun");
+    // Only the job service's own retries continue an attempt; StartJobRun's JobRunId (which
+    // sets PreviousRunId too, to anything) starts a run of its own, Attempt 0.
+    if (Int(attempt, "Attempt", 0) <= 0) return kNone;
+    id = Str(attempt, "PreviousRunId");
+  }
+  return kNone;
+}
+
 Result<Json> Scheduler::PutWorkflowRunProperties(const Json& request) {
   OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
   OG_ASSIGN_OR_RETURN(auto run, LoadWorkflowRun(txn.get(), Str(request, "Name"), Str(request, "RunId")));
