@@ -227,6 +227,18 @@ std::string ErrorFromStderr(const std::string& stderr_path) {
 // One run not yet final. `key`, `job`, `run_id`, `sequence` and `max_concurrent_runs` never
 // change; the rest is changed under mutex_, or by the thread that marked the run busy (on its
 // own copy, put back by Release).
+// Run as `python -u -c kArgvBootstrap <run>/argv.json`: reads the run's sys.argv (the script,
+// then its arguments) from the file, removes it, and runs the script as `python script args`
+// would (its folder first on sys.path, __name__ "__main__", a namespace of its own).
+constexpr char kArgvBootstrap[] =
+    "import json, os, runpy, sys\n"
+    "with open(sys.argv[1]) as f:\n"
+    "    argv = json.load(f)\n"
+    "os.unlink(sys.argv[1])\n"
+    "sys.argv = argv\n"
+    "sys.path[0] = os.path.dirname(os.path.abspath(argv[0]))\n"
+    "runpy.run_path(argv[0], run_name='__main__')\n";
+
 struct JobService::ActiveRun {
   std::string key;      // store key
   std::string job;
@@ -1030,8 +1042,22 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
   // Unmodified boto3 `s3` code in the script reaches the embedded store through the S3 API.
   if (!options_.s3_endpoint.empty()) env.push_back("AWS_ENDPOINT_URL_S3=" + options_.s3_endpoint);
   if (!options_.hms_uri.empty()) env.push_back("OPENGLUE_HMS_URI=" + options_.hms_uri);
+  // The arguments (secrets among them, as Glue users pass them) reach the run in a file of its
+  // own folder, which only the run's uid may read, not on a command line every local user sees
+  // in /proc/<pid>/cmdline: a bootstrap rebuilds sys.argv as Glue's is and runs the script.
+  const std::string argv_path = dir + "/argv.json";
+  {
+    Json list = Json::array();
+    for (size_t i = 2; i < argv.size(); ++i) list.push_back(argv[i]);
+    std::string text = DumpJson(list);
+    int fd = open(argv_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    bool written = fd >= 0 && write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    if (fd >= 0) close(fd);
+    if (!written)
+      return Finish(run, doc, JobRunState::kFailed, "cannot write the run's arguments to " + argv_path);
+  }
   LaunchSpec spec;
-  spec.argv = argv;
+  spec.argv = {options_.python, "-u", "-c", kArgvBootstrap, argv_path};
   spec.env = env;
   spec.working_dir = dir + "/work";
   spec.stdout_path = logs_->StdoutPath(run->run_id);

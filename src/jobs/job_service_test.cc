@@ -2,6 +2,8 @@
 // fail, time out, are stopped, queue and retry, and survive a "server restart", without
 // starting a process or sleeping.
 #include "jobs/job_service.h"
+
+#include <sys/stat.h>
 #include "common/strings.h"
 
 #include <gtest/gtest.h>
@@ -163,7 +165,19 @@ TEST_F(JobServiceTest, RunSucceedsWithMergedArgumentsAndACallbackCredential) {
   service_->Tick();
   EXPECT_EQ(State("etl", id), "RUNNING");
   ASSERT_EQ(launcher_.launched.size(), 1u);
-  const auto& argv = launcher_.launched[0].argv;
+  // The command line names only a file of the run's own; it holds sys.argv (script, arguments).
+  const auto& command = launcher_.launched[0].argv;
+  ASSERT_EQ(command.size(), 5u);
+  EXPECT_EQ(command[2], "-c");
+  EXPECT_EQ(command[4], dir_ + "/runs/" + id + "/argv.json");
+  struct stat st;
+  ASSERT_EQ(stat(command[4].c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  std::ifstream argv_file(command[4]);
+  Json listed = ParseJson(std::string((std::istreambuf_iterator<char>(argv_file)), std::istreambuf_iterator<char>()));
+  std::vector<std::string> argv = {command[0], command[1]};
+  for (const Json& a : listed) argv.push_back(a.get<std::string>());
+  for (const std::string& arg : command) EXPECT_EQ(arg.find("--day"), std::string::npos);
   auto value_of = [&](const std::string& flag) {
     for (size_t i = 0; i + 1 < argv.size(); ++i)
       if (argv[i] == flag) return argv[i + 1];

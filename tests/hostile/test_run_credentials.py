@@ -339,3 +339,41 @@ CONNECTION_PROBE = """
         json.dump(seen, f)
     os.rename(args["--out"] + ".tmp", args["--out"])
 """
+
+
+ARGV_PROBE = """
+    import json, os, sys, time
+    args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
+    # What Glue gives a script: sys.argv[0] is the script, then the arguments in pairs.
+    with open(args["--out"] + ".tmp", "w") as f:
+        json.dump({"argv0": os.path.basename(sys.argv[0]), "secret": args.get("--mysecretarg"),
+                   "name": __name__}, f)
+    os.rename(args["--out"] + ".tmp", args["--out"])
+    time.sleep(60)
+"""
+
+
+@ROOT_ONLY
+def test_job_arguments_are_not_on_any_command_line(server, glue, tmp_path):
+    """Issue 18, defect 8: --mysecretarg ARG-SECRET-123 was readable in /proc/<pid>/cmdline."""
+    kit = JobKit(server, glue)
+    try:
+        job = kit.job(ARGV_PROBE, command="pythonshell")
+        out = tmp_path / "argv.json"
+        run_id = kit.start(job, Arguments={"--mysecretarg": "ARG-SECRET-123", "--out": str(out)})
+        wait_file(out, timeout=60)
+        seen = json.loads(out.read_text())
+        assert seen == {"argv0": seen["argv0"], "secret": "ARG-SECRET-123", "name": "__main__"}
+        assert seen["argv0"].endswith(".py")
+        # No process's command line (readable by every local user) carries the arguments. The run
+        # id stays visible as the name of the run's folder (docs/security.md): it grants nothing.
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                cmdline = open(f"/proc/{pid}/cmdline", "rb").read()
+            except OSError:
+                continue
+            assert b"ARG-SECRET-123" not in cmdline, (pid, cmdline)
+            assert b"--JOB_RUN_ID" not in cmdline and b"--mysecretarg" not in cmdline, (pid, cmdline)
+        glue.batch_stop_job_run(JobName=job, JobRunIds=[run_id])
+    finally:
+        kit.close()
