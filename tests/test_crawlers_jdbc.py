@@ -50,7 +50,8 @@ def test_a_jdbc_target_becomes_catalog_tables_a_job_reads(kit, glue, server, any
         assert [(x["Name"], x["Type"]) for x in t["StorageDescriptor"]["Columns"]] == [
             ("id", "int"), ("amount", "decimal(10,2)"), ("note", "string"), ("big", "bigint"), ("created", "date")]
 
-        job = kit.job(READ)
+        # As in Glue, the job is attached to the connection its catalog table uses.
+        job = kit.job(READ, Connections={"Connections": [conn]})
         run = kit.run(job, timeout=120, Arguments={"--database": db, "--table": table_name})
         assert run["JobRunState"] == "SUCCEEDED", run.get("ErrorMessage")
         out = log_messages(server.client("logs"), "/aws-glue/jobs/output", run["Id"])
