@@ -32,7 +32,10 @@ def free_port():
 def hms_server():
     data_dir = tempfile.mkdtemp(prefix="openglue-hms-")
     port = free_port()
-    srv = Server(data_dir, extra_args=["--hms-port", str(port), "--s3-api", "off"]).start()
+    config = os.path.join(data_dir, "openglue.conf")
+    with open(config, "w") as f:  # a read-only Role for the Role test below
+        f.write("role_policy = hive-reader: glue:Get*, glue:BatchGetPartition, logs:*\n")
+    srv = Server(data_dir, extra_args=["--hms-port", str(port), "--s3-api", "off", "--config", config]).start()
     srv.hms_port = port
     yield srv
     srv.stop()
@@ -277,6 +280,56 @@ def test_a_spark_job_with_enable_glue_datacatalog_queries_and_writes_the_catalog
     summary_path = summary["StorageDescriptor"]["Location"].split(":", 1)[1]
     assert [(r["n"], r["top"]) for r in pq.ParquetDataset(summary_path).read().to_pylist()] == [(2, 2)]
     shutil.rmtree(out_root, ignore_errors=True)
+
+
+READER_JOB = """
+import json, sys
+from awsglue.context import GlueContext
+from awsglue.utils import getResolvedOptions
+from pyspark.context import SparkContext
+
+args = getResolvedOptions(sys.argv, ["src_db", "new_db", "out"])
+spark = GlueContext(SparkContext.getOrCreate()).spark_session
+seen = {"rows": spark.sql("SELECT count(*) AS n FROM %s.t WHERE part = 'x'" % args["src_db"]).collect()[0]["n"]}
+try:
+    spark.sql("CREATE DATABASE %s" % args["new_db"])
+    seen["create"] = "ok"
+except Exception as e:
+    seen["create"] = str(e)
+with open(args["out"], "w") as f:
+    json.dump(seen, f)
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a run's metastore identity is its own uid (root only)")
+def test_sparks_hive_client_in_a_run_works_under_the_runs_role(hms_server, glue, folder, tmp_path):
+    """Issue 18, defect 1: Spark's own Hive client in a job run gets its Role, not the operator's."""
+    from conftest import open_to_job_users
+    src_db, new_db = unique("hms_role_in"), unique("hms_role_new")
+    open_to_job_users(folder)
+    make_partitioned_parquet_table(glue, src_db, folder)
+    # Spark's Hive catalog creates `default` when it is missing, which this Role may not do (AWS
+    # answers the same: create it once as an operator).
+    try:
+        glue.create_database(DatabaseInput={"Name": "default"})
+    except glue.exceptions.AlreadyExistsException:
+        pass
+    kit = JobKit(hms_server, glue)
+    try:
+        job = unique("hms_reader")
+        glue.create_job(Name=job, Role="hive-reader", Command={"Name": "glueetl", "ScriptLocation": kit.script(READER_JOB)},
+                        DefaultArguments={"--engine": "spark", "--enable-glue-datacatalog": "true"})
+        kit.jobs.append(job)
+        out = tmp_path / "seen.json"
+        run = kit.run(job, timeout=300, Arguments={"--src_db": src_db, "--new_db": new_db, "--out": str(out)})
+        assert run["JobRunState"] == "SUCCEEDED", run.get("ErrorMessage")
+    finally:
+        kit.close()
+    import json
+    seen = json.loads(out.read_text())
+    assert seen["rows"] == 2, seen
+    assert "glue:CreateDatabase" in seen["create"] and "role 'hive-reader'" in seen["create"], seen
+    assert new_db not in [d["Name"] for d in glue.get_databases()["DatabaseList"]]
 
 
 # --- (e) the Thrift wire, byte by byte --------------------------------------------------------------
