@@ -200,31 +200,78 @@ void BudgetedBinaryProtocol::Release() {
   spent_ = 0;
 }
 
+tt::protocol::TType BudgetedBinaryProtocol::ReadType() {
+  int8_t byte = 0;
+  readByte(byte);
+  switch (byte) {
+    case tt::protocol::T_STOP: case tt::protocol::T_VOID: case tt::protocol::T_BOOL:
+    case tt::protocol::T_BYTE: case tt::protocol::T_DOUBLE: case tt::protocol::T_I16:
+    case tt::protocol::T_I32: case tt::protocol::T_U64: case tt::protocol::T_I64:
+    case tt::protocol::T_STRING: case tt::protocol::T_STRUCT: case tt::protocol::T_MAP:
+    case tt::protocol::T_SET: case tt::protocol::T_LIST: case tt::protocol::T_UTF8:
+    case tt::protocol::T_UTF16:
+      return static_cast<TType>(byte);
+    default:
+      throw TProtocolException(TProtocolException::INVALID_DATA, "unknown Thrift type " + std::to_string(byte));
+  }
+}
+
+uint32_t BudgetedBinaryProtocol::ReadSize() {
+  int32_t size = 0;
+  readI32(size);
+  if (size < 0) throw TProtocolException(TProtocolException::NEGATIVE_SIZE);
+  if (container_limit_ && size > container_limit_) throw TProtocolException(TProtocolException::SIZE_LIMIT);
+  return static_cast<uint32_t>(size);
+}
+
 uint32_t BudgetedBinaryProtocol::readMessageBegin(std::string& name, tt::protocol::TMessageType& type,
                                                   int32_t& seqid) {
   Release();  // the previous message's arguments are gone
-  return Base::readMessageBegin(name, type, seqid);
+  int32_t word = 0;
+  uint32_t read = readI32(word);
+  if (word >= 0 || (word & VERSION_MASK) != VERSION_1)
+    throw TProtocolException(TProtocolException::BAD_VERSION, "no strict binary protocol version header");
+  int kind = word & 0xff;
+  if (kind < tt::protocol::T_CALL || kind > tt::protocol::T_ONEWAY)
+    throw TProtocolException(TProtocolException::INVALID_DATA, "unknown message type " + std::to_string(kind));
+  type = static_cast<tt::protocol::TMessageType>(kind);
+  read += readString(name);
+  read += readI32(seqid);
+  return read;
+}
+
+uint32_t BudgetedBinaryProtocol::readFieldBegin(std::string& name, TType& type, int16_t& id) {
+  type = ReadType();
+  if (type == tt::protocol::T_STOP) {
+    id = 0;
+    return 1;
+  }
+  return 1 + readI16(id);
 }
 
 uint32_t BudgetedBinaryProtocol::readListBegin(TType& elem_type, uint32_t& size) {
-  uint32_t read = Base::readListBegin(elem_type, size);
+  elem_type = ReadType();
+  size = ReadSize();
   Arrive(size, WireCost(elem_type));
   Charge(size, MemoryCost(elem_type));
-  return read;
+  return 5;
 }
 
 uint32_t BudgetedBinaryProtocol::readSetBegin(TType& elem_type, uint32_t& size) {
-  uint32_t read = Base::readSetBegin(elem_type, size);
+  elem_type = ReadType();
+  size = ReadSize();
   Arrive(size, WireCost(elem_type));
   Charge(size, MemoryCost(elem_type));
-  return read;
+  return 5;
 }
 
 uint32_t BudgetedBinaryProtocol::readMapBegin(TType& key_type, TType& value_type, uint32_t& size) {
-  uint32_t read = Base::readMapBegin(key_type, value_type, size);
+  key_type = ReadType();
+  value_type = ReadType();
+  size = ReadSize();
   Arrive(size, WireCost(key_type) + WireCost(value_type));
   Charge(size, MemoryCost(key_type) + MemoryCost(value_type) + 64);  // + a tree node
-  return read;
+  return 6;
 }
 
 void BudgetedBinaryProtocol::Arrive(uint32_t items, int64_t wire_bytes_each) {

@@ -96,13 +96,19 @@ class BudgetedBinaryProtocol
                          std::shared_ptr<std::atomic<int64_t>> shared);
   ~BudgetedBinaryProtocol() override;
 
+  // These read the type bytes themselves and refuse values outside Thrift's enums (INVALID_DATA)
+  // before they become a TType or TMessageType: the base class casts any byte, which is
+  // undefined behaviour for a value the enum cannot hold (found by thrift_reader_fuzz).
   uint32_t readMessageBegin(std::string& name, apache::thrift::protocol::TMessageType& type, int32_t& seqid);
+  uint32_t readFieldBegin(std::string& name, apache::thrift::protocol::TType& type, int16_t& id);
   uint32_t readListBegin(apache::thrift::protocol::TType& elem_type, uint32_t& size);
   uint32_t readSetBegin(apache::thrift::protocol::TType& elem_type, uint32_t& size);
   uint32_t readMapBegin(apache::thrift::protocol::TType& key_type, apache::thrift::protocol::TType& value_type,
                         uint32_t& size);
 
  private:
+  apache::thrift::protocol::TType ReadType();
+  uint32_t ReadSize();
   void Arrive(uint32_t items, int64_t wire_bytes_each);
   void Charge(uint32_t items, int64_t each);
   void Release();
