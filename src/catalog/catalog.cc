@@ -1,11 +1,20 @@
 #include "catalog/catalog.h"
 
+#include "store/transaction_store.h"
+
 namespace openglue::catalog {
 
 Result<std::unique_ptr<Catalog>> Catalog::Make(store::MetadataStore* store, const Clock* clock,
                                                CatalogOptions options) {
   if (store == nullptr || clock == nullptr) return Status::Internal("catalog needs a store and a clock");
   return std::unique_ptr<Catalog>(new Catalog(store, clock, std::move(options)));
+}
+
+std::unique_ptr<Catalog> Catalog::InTransaction(store::Transaction* txn) const {
+  std::unique_ptr<Catalog> scoped(new Catalog(nullptr, clock_, options_));
+  scoped->owned_store_ = std::make_unique<store::TransactionStore>(txn);
+  scoped->store_ = scoped->owned_store_.get();
+  return scoped;
 }
 
 const std::vector<std::pair<std::string, Catalog::Operation>>& Catalog::Operations() {

@@ -119,6 +119,13 @@ class Catalog {
   Result<Json> DeleteConnection(const Json& request);
   Result<Json> BatchDeleteConnection(const Json& request);
 
+  // A catalog with this one's options whose operations all run in `txn` (store::TransactionStore):
+  // they see each other's writes, and none is durable or visible to others until the caller
+  // commits `txn`; dropping it undoes them all. `txn` is borrowed and must outlive the returned
+  // catalog, which belongs to `txn`'s thread (not thread-safe). The crawler writes a whole crawl
+  // this way, so that a crash never leaves a half-written table.
+  std::unique_ptr<Catalog> InTransaction(store::Transaction* txn) const;
+
   // Checks that every sealed connection secret in the store names `cipher`'s key (null: that
   // there is none). InvalidInput naming a connection and both key ids otherwise. The server calls
   // it at startup so a wrong or lost key file stops it with a clear message, not later reads.
@@ -135,6 +142,7 @@ class Catalog {
   Result<Json> ConnectionToWire(Json stored, const std::string& catalog_id, bool hide) const;
 
   store::MetadataStore* store_;
+  std::unique_ptr<store::MetadataStore> owned_store_;  // InTransaction's view (store_ points to it)
   const Clock* clock_;
   CatalogOptions options_;
   SystemRandom system_random_;

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <utility>
 
+#include "common/strings.h"
+
 namespace openglue::catalog {
 
 // The types the compiled tree is made of. They cannot live in an anonymous namespace because
@@ -127,30 +129,14 @@ size_t Utf8SequenceLength(std::string_view s, size_t i) {
   return 0;
 }
 
-// User text quoted for an error message. The message travels into a JSON response, so control
-// characters and bytes that are not valid UTF-8 are written as \xNN, and long text is cut.
+// User text quoted for an error message. The message travels into a JSON response and logs,
+// so control characters and bytes that are not valid UTF-8 are escaped
+// (EscapeControlCharacters), and text longer than kMaxQuotedBytes is cut on a character start.
 std::string Quote(std::string_view s) {
-  std::string out = "'";
-  size_t i = 0;
-  while (i < s.size()) {
-    if (i >= kMaxQuotedBytes) {
-      out += "...";
-      break;
-    }
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    size_t len = Utf8SequenceLength(s, i);
-    if (len == 0 || (len == 1 && (c < 0x20 || c == 0x7F))) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\x%02X", c);
-      out += buf;
-      ++i;
-    } else {
-      out.append(s.substr(i, len));
-      i += len;
-    }
-  }
-  out += "'";
-  return out;
+  size_t end = std::min(s.size(), kMaxQuotedBytes);
+  // A character has at most three continuation bytes.
+  for (int k = 0; k < 3 && end < s.size() && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80; ++k) ++end;
+  return "'" + EscapeControlCharacters(s.substr(0, end)) + (end < s.size() ? "..." : "") + "'";
 }
 
 // Recognises Glue column types, ignoring case and whitespace: "VarChar(10)", "decimal(10, 2)".

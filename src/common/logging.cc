@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <ctime>
 
+#include "common/strings.h"
+
 namespace openglue {
 namespace {
 std::atomic<LogLevel> g_level{LogLevel::kInfo};
@@ -34,7 +36,7 @@ void LogLine(LogLevel level, const std::string& message) {
   std::strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
   std::string line = std::string(stamp) + "." + (millis < 100 ? (millis < 10 ? "00" : "0") : "") +
                      std::to_string(millis) + "Z " + kNames[static_cast<int>(level)] + " " +
-                     message + "\n";
+                     EscapeControlCharacters(message) + "\n";
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
 

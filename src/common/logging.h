@@ -13,6 +13,8 @@ enum class LogLevel { kDebug = 0, kInfo, kWarn, kError };
 bool ParseLogLevel(std::string_view text, LogLevel* level);
 void SetLogLevel(LogLevel level);
 LogLevel GetLogLevel();
+// Writes "<UTC time> LEVEL message" as one line: the message's control characters are escaped
+// (EscapeControlCharacters), so a client-chosen name in it cannot end the line or forge another.
 void LogLine(LogLevel level, const std::string& message);
 
 }  // namespace openglue

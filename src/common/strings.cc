@@ -1,6 +1,7 @@
 #include "common/strings.h"
 
 #include <cctype>
+#include <cstdio>
 
 namespace openglue {
 
@@ -179,6 +180,36 @@ std::string TruncateUtf8(std::string_view text, size_t max_bytes) {
   while (end > 0 && (static_cast<unsigned char>(clean[end]) & 0xC0) == 0x80) --end;
   clean.resize(end);
   return clean;
+}
+
+std::string EscapeControlCharacters(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  char buf[8];
+  for (size_t i = 0; i < text.size();) {
+    size_t n = Utf8SequenceLength(text.substr(i));
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if (n == 0 || (n == 1 && (c < 0x20 || c == 0x7F))) {
+      std::snprintf(buf, sizeof(buf), "\\x%02X", c);
+      out += buf;
+      i += 1;
+      continue;
+    }
+    // The code point of a two- or three-byte sequence, for the C1 controls and U+2028/U+2029.
+    unsigned cp = 0;
+    if (n == 2) cp = ((c & 0x1Fu) << 6) | (static_cast<unsigned char>(text[i + 1]) & 0x3Fu);
+    if (n == 3)
+      cp = ((c & 0x0Fu) << 12) | ((static_cast<unsigned char>(text[i + 1]) & 0x3Fu) << 6) |
+           (static_cast<unsigned char>(text[i + 2]) & 0x3Fu);
+    if ((cp >= 0x80 && cp <= 0x9F) || cp == 0x2028 || cp == 0x2029) {
+      std::snprintf(buf, sizeof(buf), "\\u%04X", cp);
+      out += buf;
+    } else {
+      out.append(text.substr(i, n));
+    }
+    i += n;
+  }
+  return out;
 }
 
 namespace {

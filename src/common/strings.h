@@ -28,5 +28,11 @@ bool IsValidUtf8(std::string_view text);
 std::string SanitizeUtf8(std::string_view text);
 // `text` sanitized and cut to at most `max_bytes` bytes on a character boundary.
 std::string TruncateUtf8(std::string_view text, size_t max_bytes);
+// `text` made one line for a log or an error message, so that a client-chosen name cannot end
+// a line or start a forged one: ASCII control characters (newline, carriage return, tab, ...),
+// DEL and bytes that are not valid UTF-8 are written as \xNN (hex, upper case), the C1 controls
+// and the line and paragraph separators U+2028, U+2029 as \uNNNN. Everything else, backslashes
+// included, is kept as it is.
+std::string EscapeControlCharacters(std::string_view text);
 
 }  // namespace openglue

@@ -34,6 +34,18 @@ TEST(Utf8, TruncationCutsOnCharacterBoundaries) {
   EXPECT_EQ(TruncateUtf8("abc", 10), "abc");
 }
 
+TEST(Utf8, EscapeControlCharactersMakesOneLine) {
+  // A key that would forge a second log event stays on its line.
+  EXPECT_EQ(EscapeControlCharacters("x\n[abc] INFO : Deleted table t\r\n.json"),
+            "x\\x0A[abc] INFO : Deleted table t\\x0D\\x0A.json");
+  EXPECT_EQ(EscapeControlCharacters(std::string("a\0b\tc\x7f", 6)), "a\\x00b\\x09c\\x7F");
+  EXPECT_EQ(EscapeControlCharacters("nel\xC2\x85 ls\xE2\x80\xA8 ps\xE2\x80\xA9"),
+            "nel\\u0085 ls\\u2028 ps\\u2029");
+  EXPECT_EQ(EscapeControlCharacters("bad \xff\xC3"), "bad \\xFF\\xC3");
+  // Printable text, other characters and backslashes are kept.
+  EXPECT_EQ(EscapeControlCharacters("s3://b/k\\n é ✓ 𝄞 \xC2\xA0"), "s3://b/k\\n é ✓ 𝄞 \xC2\xA0");
+}
+
 TEST(Json, DumpNeverThrowsOnInvalidUtf8) {
   Json doc{{"ErrorMessage", std::string("bad \xff\xfe bytes")}};
   EXPECT_THROW((void)doc.dump(), nlohmann::json::type_error);

@@ -74,7 +74,9 @@ Result<CrawlerConfiguration> ParseCrawlerConfiguration(const std::string& text) 
 }
 
 void CrawlLog::Add(const char* level, const std::string& message) {
-  pending_.push_back("[" + crawl_id_ + "] " + level + " : " + SanitizeUtf8(message));
+  // Each line becomes one log event: a newline in an object key or a table name must not end it
+  // (and start a forged event), so control characters are escaped.
+  pending_.push_back("[" + crawl_id_ + "] " + level + " : " + EscapeControlCharacters(message));
   if (pending_.size() >= 64) Flush();
 }
 
@@ -256,8 +258,10 @@ Json TableParameters(const TableSpec& spec, const std::string& crawler) {
 
 class Writer {
  public:
-  Writer(const CrawlContext& ctx, const Json& crawler, const CrawlerConfiguration& config, CrawlOutcome* out)
-      : ctx_(ctx), out_(out), config_(config) {
+  // `catalog` (borrowed) is the one the crawl writes through: the crawl's transaction.
+  Writer(const CrawlContext& ctx, catalog::Catalog* catalog, const Json& crawler, const CrawlerConfiguration& config,
+         CrawlOutcome* out)
+      : ctx_(ctx), catalog_(catalog), out_(out), config_(config) {
     name_ = crawler.value("Name", "");
     database_ = crawler.value("DatabaseName", "");
     Json policy = crawler.value("SchemaChangePolicy", Json::object());
@@ -268,7 +272,7 @@ class Writer {
   void SetDatabase(const std::string& database) { database_ = database; }
 
   Result<std::optional<Json>> GetTable(const std::string& table) {
-    Result<Json> got = ctx_.catalog->GetTable({{"DatabaseName", database_}, {"Name", table}});
+    Result<Json> got = catalog_->GetTable({{"DatabaseName", database_}, {"Name", table}});
     if (!got.ok()) {
       if (got.status().code() == StatusCode::kEntityNotFound) return std::optional<Json>();
       return got.status();
@@ -292,7 +296,7 @@ class Writer {
       sd = StorageDescriptor(spec, columns, params);
       Json input = {{"Name", spec.name}, {"StorageDescriptor", sd}, {"PartitionKeys", keys},
                     {"TableType", "EXTERNAL_TABLE"}, {"Parameters", params}, {"Retention", 0}};
-      OG_RETURN_NOT_OK(ctx_.catalog->CreateTable({{"DatabaseName", database_}, {"TableInput", input}}).status());
+      OG_RETURN_NOT_OK(catalog_->CreateTable({{"DatabaseName", database_}, {"TableInput", input}}).status());
       ++out_->tables_created;
       ctx_.log->Info("Created table " + spec.name + " in database " + database_);
     } else {
@@ -321,7 +325,7 @@ class Writer {
       } else if (changed) {
         Json input = {{"Name", spec.name}, {"StorageDescriptor", sd}, {"PartitionKeys", keys},
                       {"TableType", "EXTERNAL_TABLE"}, {"Parameters", params}, {"Retention", 0}};
-        OG_RETURN_NOT_OK(ctx_.catalog->UpdateTable({{"DatabaseName", database_}, {"TableInput", input}}).status());
+        OG_RETURN_NOT_OK(catalog_->UpdateTable({{"DatabaseName", database_}, {"TableInput", input}}).status());
         ++out_->tables_updated;
         updated = true;
         ctx_.log->Info("Updated table " + spec.name + " in database " + database_);
@@ -342,7 +346,7 @@ class Writer {
     Json request = {{"DatabaseName", database_}, {"TableName", table}};
     Json updates = Json::array();
     for (;;) {
-      OG_ASSIGN_OR_RETURN(Json page, ctx_.catalog->GetPartitions(request));
+      OG_ASSIGN_OR_RETURN(Json page, catalog_->GetPartitions(request));
       for (const Json& p : page.value("Partitions", Json::array())) {
         existing.insert(p.value("Values", std::vector<std::string>()));
         if (inherit) {
@@ -361,7 +365,7 @@ class Writer {
     for (size_t i = 0; i < updates.size(); i += 100) {
       Json part = Json::array();
       for (size_t j = i; j < std::min(updates.size(), i + 100); ++j) part.push_back(updates[j]);
-      OG_ASSIGN_OR_RETURN(Json response, ctx_.catalog->BatchUpdatePartition(
+      OG_ASSIGN_OR_RETURN(Json response, catalog_->BatchUpdatePartition(
                                              {{"DatabaseName", database_}, {"TableName", table}, {"Entries", part}}));
       out_->partitions_updated += static_cast<int64_t>(part.size() - response.value("Errors", Json::array()).size());
     }
@@ -371,7 +375,7 @@ class Writer {
     Json batch = Json::array();
     auto flush = [&]() -> Status {
       if (batch.empty()) return Status::OK();
-      OG_ASSIGN_OR_RETURN(Json response, ctx_.catalog->BatchCreatePartition(
+      OG_ASSIGN_OR_RETURN(Json response, catalog_->BatchCreatePartition(
                                              {{"DatabaseName", database_}, {"TableName", table},
                                               {"PartitionInputList", batch}}));
       int64_t failed = 0;
@@ -412,7 +416,7 @@ class Writer {
     for (size_t i = 0; i < gone.size(); i += 25) {
       Json part = Json::array();
       for (size_t j = i; j < std::min(gone.size(), i + 25); ++j) part.push_back(gone[j]);
-      OG_ASSIGN_OR_RETURN(Json response, ctx_.catalog->BatchDeletePartition(
+      OG_ASSIGN_OR_RETURN(Json response, catalog_->BatchDeletePartition(
                                              {{"DatabaseName", database_}, {"TableName", table},
                                               {"PartitionsToDelete", part}}));
       out_->partitions_deleted += static_cast<int64_t>(part.size() - response.value("Errors", Json::array()).size());
@@ -436,7 +440,7 @@ class Writer {
                                          {"SerdeInfo", {{"Parameters", Json::object()}}}}},
                   {"PartitionKeys", Json::array()}, {"TableType", "EXTERNAL_TABLE"}, {"Parameters", params}};
     if (!existing) {
-      OG_RETURN_NOT_OK(ctx_.catalog->CreateTable({{"DatabaseName", database_}, {"TableInput", input}}).status());
+      OG_RETURN_NOT_OK(catalog_->CreateTable({{"DatabaseName", database_}, {"TableInput", input}}).status());
       ++out_->tables_created;
       ctx_.log->Info("Created table " + name + " in database " + database_);
       return Status::OK();
@@ -449,7 +453,7 @@ class Writer {
       ctx_.log->Warn("Table " + name + " in database " + database_ + ": the schema changed; not applied (UpdateBehavior LOG)");
       return Status::OK();
     }
-    OG_RETURN_NOT_OK(ctx_.catalog->UpdateTable({{"DatabaseName", database_}, {"TableInput", input}}).status());
+    OG_RETURN_NOT_OK(catalog_->UpdateTable({{"DatabaseName", database_}, {"TableInput", input}}).status());
     ++out_->tables_updated;
     ctx_.log->Info("Updated table " + name + " in database " + database_);
     return Status::OK();
@@ -462,7 +466,7 @@ class Writer {
     Json params = existing->value("Parameters", Json::object());
     if (params.value("UPDATED_BY_CRAWLER", "") != name_) return Status::OK();
     if (delete_ == "DELETE_FROM_DATABASE") {
-      OG_RETURN_NOT_OK(ctx_.catalog->DeleteTable({{"DatabaseName", database_}, {"Name", table}}).status());
+      OG_RETURN_NOT_OK(catalog_->DeleteTable({{"DatabaseName", database_}, {"Name", table}}).status());
       ++out_->tables_deleted;
       ctx_.log->Info("Deleted table " + table + " in database " + database_ + ": its data is gone");
     } else if (delete_ == "DEPRECATE_IN_DATABASE") {
@@ -473,7 +477,7 @@ class Writer {
                             "LastAnalyzedTime"})
         input.erase(k);
       input["Parameters"]["DEPRECATED_BY_CRAWLER"] = "1";
-      OG_RETURN_NOT_OK(ctx_.catalog->UpdateTable({{"DatabaseName", database_}, {"TableInput", input}}).status());
+      OG_RETURN_NOT_OK(catalog_->UpdateTable({{"DatabaseName", database_}, {"TableInput", input}}).status());
       ++out_->tables_deleted;
       ctx_.log->Info("Deprecated table " + table + " in database " + database_ + ": its data is gone");
     } else {
@@ -484,6 +488,7 @@ class Writer {
 
  private:
   const CrawlContext& ctx_;
+  catalog::Catalog* catalog_;
   CrawlOutcome* out_;
   const CrawlerConfiguration& config_;
   std::string name_, database_, update_, delete_;
@@ -532,12 +537,18 @@ CrawlOutcome RunCrawlBody(const Json& crawler, const CrawlContext& ctx) {
   auto fail = [&](const std::string& message) {
     out.state = "FAILED";
     out.error = message;
-    return out;
+    if (out.writes) {
+      // Nothing of a failed crawl reaches the catalog: its transaction is rolled back.
+      out.writes.reset();
+      out.tables_created = out.tables_updated = out.tables_deleted = 0;
+      out.partitions_created = out.partitions_updated = out.partitions_deleted = 0;
+    }
+    return std::move(out);
   };
   auto cancelled = [&]() {
     out.state = "CANCELLED";
     log.Info("The crawl was stopped before the catalog was written");
-    return out;
+    return std::move(out);
   };
   log.Benchmark("Running Start Crawl for Crawler " + name);
   Result<CrawlerConfiguration> parsed = ParseCrawlerConfiguration(crawler.value("Configuration", ""));
@@ -863,12 +874,17 @@ CrawlOutcome RunCrawlBody(const Json& crawler, const CrawlContext& ctx) {
                 std::to_string(config.table_threshold) + ". Failing crawler without creating tables.");
   if (ctx.cancel->load()) return cancelled();
 
-  // Write.
+  // Write: every change of the crawl in one store transaction, which the service commits with the
+  // crawl's end (a crash before then leaves the catalog as it was; never a half-written table).
   const int64_t write_start = ctx.clock->NowMillis();
   log.Benchmark("Classification complete in " + std::to_string(write_start - classify_start) +
                 " ms, writing results to database " + database);
   log.Flush();
-  Writer writer(ctx, crawler, config, &out);
+  Result<std::unique_ptr<store::Transaction>> writes = ctx.store->BeginWrite();
+  if (!writes.ok()) return fail(writes.status().message());
+  out.writes = std::move(*writes);
+  std::unique_ptr<catalog::Catalog> scoped = ctx.catalog->InTransaction(out.writes.get());
+  Writer writer(ctx, scoped.get(), crawler, config, &out);
   std::set<std::string> written;
   for (const Output& o : outputs) {
     Status st;

@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -44,7 +45,9 @@ struct CrawlerConfiguration {
 };
 Result<CrawlerConfiguration> ParseCrawlerConfiguration(const std::string& text);
 
-// A crawl's log: lines buffered and written to the crawler's stream, each "[<crawl id>] LEVEL : ...".
+// A crawl's log: lines buffered and written to the crawler's stream, each "[<crawl id>] LEVEL : ..."
+// with the message's control characters escaped (EscapeControlCharacters), so that one message is
+// one line whatever names it holds.
 class CrawlLog {
  public:
   CrawlLog(std::string stream, std::string crawl_id, CrawlLogWriter writer)
@@ -80,11 +83,17 @@ struct CrawlOutcome {
   int64_t tables_created = 0, tables_updated = 0, tables_deleted = 0;
   int64_t partitions_created = 0, partitions_updated = 0, partitions_deleted = 0;
   Json new_state;                    // the recrawl state to store when SUCCEEDED
+  // A SUCCEEDED crawl's catalog changes, not yet committed: the service stores the crawl's end in
+  // this transaction and commits both at once. Null when the crawl wrote nothing (it failed, was
+  // cancelled, or ended before writing); a failed crawl's changes are rolled back.
+  std::unique_ptr<store::Transaction> writes;
   // Glue's crawl summary: {"TABLE":{"ADD":{"Count":n}},"PARTITION":{...}} for what changed.
   std::string Summary() const;
 };
 
-// Never throws (the service catches anyway). `crawler` is the stored crawler document.
+// Never throws (the service catches anyway). `crawler` is the stored crawler document. While
+// the returned outcome holds `writes`, the calling thread holds the store's write transaction:
+// it commits or drops it before it begins another.
 CrawlOutcome RunCrawlBody(const Json& crawler, const CrawlContext& context);
 
 }  // namespace openglue::crawler

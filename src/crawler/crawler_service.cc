@@ -508,14 +508,19 @@ void CrawlerService::RunCrawl(std::string name, std::string crawl_id,
     outcome.state = "FAILED";
     outcome.error = "internal error";
   }
+  if (outcome.state != "SUCCEEDED") outcome.writes.reset();  // a crawl's changes are all or nothing
   if (outcome.state == "FAILED") log.Error("Crawl failed: " + outcome.error);
   int64_t end_ms = clock_->NowMillis();
   double runtime = static_cast<double>(std::max<int64_t>(0, end_ms - crawl_start_ms)) / 1000.0;
-  // Store the end: crawler READY with LastCrawl, the crawl record, metrics, recrawl state.
+  // Store the end: crawler READY with LastCrawl, the crawl record, metrics, recrawl state; in the
+  // transaction of the crawl's catalog changes when it made any, so they commit together.
   Status stored = [&]() -> Status {
-    OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+    std::unique_ptr<store::Transaction> txn = std::move(outcome.writes);
+    if (!txn) {
+      OG_ASSIGN_OR_RETURN(txn, store_->BeginWrite());
+    }
     OG_ASSIGN_OR_RETURN(auto doc, txn->Get(kCrawler, name));
-    if (!doc) return Status::OK();
+    if (!doc) return txn->Commit();
     Json current = ParseJson(*doc);
     if (!current.is_object()) current = crawler.is_object() ? crawler : Json{{"Name", name}};
     current["State"] = "READY";
@@ -528,7 +533,9 @@ void CrawlerService::RunCrawl(std::string name, std::string crawl_id,
       message = std::to_string(outcome.skipped.size()) + " file(s) or folder(s) skipped: " + outcome.skipped[0];
       if (outcome.skipped.size() > 1) message += " (and more: see the crawl's log)";
     }
-    if (!message.empty()) last["ErrorMessage"] = TruncateUtf8(message, 2048);
+    // The message names keys, paths and tables a client chose: one line, control characters escaped.
+    message = TruncateUtf8(EscapeControlCharacters(message), 2048);
+    if (!message.empty()) last["ErrorMessage"] = message;
     current["LastCrawl"] = last;
     Json metrics = current.value("_metrics", Json::object());
     Json runtimes = metrics.value("runtimes", Json::array());
@@ -548,7 +555,7 @@ void CrawlerService::RunCrawl(std::string name, std::string crawl_id,
     record["State"] = outcome.state == "SUCCEEDED" ? "COMPLETED" : outcome.state == "CANCELLED" ? "STOPPED" : "FAILED";
     record["EndTime"] = end_ms / 1000.0;
     record["Summary"] = TruncateUtf8(outcome.Summary(), 255);
-    if (!message.empty()) record["ErrorMessage"] = TruncateUtf8(message, 2048);
+    if (!message.empty()) record["ErrorMessage"] = message;
     OG_RETURN_NOT_OK(txn->Put(kCrawl, key, DumpJson(record)));
     // Keep the newest kCrawlHistory records.
     OG_ASSIGN_OR_RETURN(int64_t count, txn->Count(kCrawl, store::PrefixOf({name})));
