@@ -257,12 +257,9 @@ uint32_t BudgetedBinaryProtocol::readListBegin(TType& elem_type, uint32_t& size)
   return 5;
 }
 
+// A set's header is a list's.
 uint32_t BudgetedBinaryProtocol::readSetBegin(TType& elem_type, uint32_t& size) {
-  elem_type = ReadType();
-  size = ReadSize();
-  Arrive(size, WireCost(elem_type));
-  Charge(size, MemoryCost(elem_type));
-  return 5;
+  return readListBegin(elem_type, size);
 }
 
 uint32_t BudgetedBinaryProtocol::readMapBegin(TType& key_type, TType& value_type, uint32_t& size) {

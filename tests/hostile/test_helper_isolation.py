@@ -16,7 +16,7 @@ import time
 import pytest
 
 from conftest import Server
-from jobkit import unique
+from jobkit import free_port, unique
 
 PLANTED = """
 import os
@@ -24,11 +24,6 @@ with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "import
     f.write(str(os.getuid()))
 """
 
-
-def closed_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture()
@@ -53,7 +48,7 @@ def test_a_package_planted_in_the_servers_cwd_is_not_imported_by_the_jdbc_helper
         glue.create_database(DatabaseInput={"Name": db})
         glue.create_connection(ConnectionInput={
             "Name": conn, "ConnectionType": "JDBC",
-            "ConnectionProperties": {"JDBC_CONNECTION_URL": f"jdbc:postgresql://127.0.0.1:{closed_port()}/x",
+            "ConnectionProperties": {"JDBC_CONNECTION_URL": f"jdbc:postgresql://127.0.0.1:{free_port()}/x",
                                      "USERNAME": "u", "PASSWORD": "p"}})
         glue.create_crawler(Name=crawler, Role="local", DatabaseName=db,
                             Targets={"JdbcTargets": [{"ConnectionName": conn, "Path": "x/%"}]})

@@ -19,16 +19,12 @@ import time
 import pytest
 
 from conftest import Server
+from jobkit import free_port
 from test_hms import call, message
 
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="a second local uid needs root")
 T_STRUCT, T_LIST = 12, 15
 
-
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture()

@@ -17,7 +17,7 @@ import time
 import pytest
 
 from conftest import BIN, Server, table_input
-from jobkit import JobKit, unique
+from jobkit import JobKit, free_port, unique
 
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="run uids need the server to run as root")
 
@@ -68,11 +68,6 @@ RAW_THRIFT = """
     os.rename(args["--out"] + ".tmp", args["--out"])
 """
 
-
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture()
