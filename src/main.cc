@@ -44,6 +44,8 @@
 #include "common/logging.h"
 #include "common/random.h"
 #include "jobs/run_sandbox.h"
+#include "api/s3_gate.h"
+#include "jobs/store_view.h"
 #include "storage/s3_api_server.h"
 #include "storage/s3_object_store.h"
 #include "store/sqlite_store.h"
@@ -328,6 +330,11 @@ int Serve(int argc, char** argv) {
   jobs::PosixLauncherOptions launcher_options;
   launcher_options.user = *job_user;
   if (config.job_cgroup != "off") launcher_options.cgroup_root = jobs::FindCgroupRoot();
+  // Runs under uids of their own get a view of the store made by this binary (jobs/store_view.h).
+  if (job_user->enabled && geteuid() == 0) {
+    std::error_code self_error;
+    launcher_options.self_binary = std::filesystem::read_symlink("/proc/self/exe", self_error).string();
+  }
   SystemRandom random;
   auto run_secrets = api::RunSecrets::Make(config.data_dir + "/server.key", config.server_key, &random);
   if (!run_secrets.ok()) return Fail(run_secrets.status().message());
@@ -393,6 +400,15 @@ int Serve(int argc, char** argv) {
   // The embedded store over the S3 API (versitygw), supervised by this process. The configured
   // credentials work there as on the Glue API; each run's credential is added while it runs.
   std::unique_ptr<storage::S3ApiServer> s3_api;
+  std::unique_ptr<api::S3Gate> s3_gate;
+  // Jobs' code, for the gate: set while the job service exists (a run's write is refused
+  // outside that time; there are no runs then anyway).
+  std::atomic<jobs::JobService*> gate_jobs{nullptr};
+  api::CodeObjects code_objects = [&gate_jobs]() -> Result<std::map<std::string, std::string>> {
+    jobs::JobService* jobs = gate_jobs.load();
+    if (jobs == nullptr) return Status::Internal("the server is starting or stopping");
+    return jobs->CodeObjects();
+  };
   std::string callback_host = config.host == "0.0.0.0" || config.host == "::" || config.host == "localhost"
                                   ? "127.0.0.1" : config.host;
   if (config.s3_api != "off") {
@@ -436,6 +452,8 @@ int Serve(int argc, char** argv) {
         s3_options.root_access_key = config.credentials.begin()->first;
         s3_options.root_secret_key = config.credentials.begin()->second;
       }
+      // versitygw listens on a private unix socket; the gate below is the S3 port.
+      s3_options.unix_socket = true;
       auto made = storage::S3ApiServer::Make(s3_options);
       if (!made.ok()) return Fail("S3 API: " + made.status().message());
       s3_api = std::move(*made);
@@ -444,6 +462,19 @@ int Serve(int argc, char** argv) {
         if (!(st = s3_api->Grant(id, secret)).ok()) return Fail("S3 API: " + st.message());
       }
       if (!(st = s3_api->Start()).ok()) return Fail("S3 API: " + st.message());
+      api::S3GateOptions gate_options;
+      gate_options.host = s3_options.host;
+      gate_options.port = s3_options.port;
+      gate_options.upstream = s3_api->socket_path();
+      auto gate = api::S3Gate::Make(
+          gate_options, [&authorizer, &code_objects](const api::S3Access& access) {
+            return api::AuthorizeS3Access(authorizer, access, code_objects);
+          });
+      if (!gate.ok()) return Fail("S3 API: " + gate.status().message());
+      s3_gate = std::move(*gate);
+      s3_gate->Start();
+      OG_LOG(kInfo, "S3 API gate listening on " << s3_gate->endpoint()
+                        << " (job runs' Roles apply; versitygw behind it on " << s3_api->socket_path() << ")");
     }
   }
   // s3:// locations the server reads from an external S3 endpoint, when one is configured. Arrow's
@@ -539,7 +570,7 @@ int Serve(int argc, char** argv) {
   job_options.data_dir = config.data_dir;
   job_options.endpoint = "http://" + callback_host + ":" + std::to_string(port);
   job_options.region = config.region;
-  if (s3_api) job_options.s3_endpoint = s3_api->endpoint();
+  if (s3_gate) job_options.s3_endpoint = s3_gate->endpoint();
   job_options.account_id = config.account_id;
   job_options.hms_uri = hms_run_uri;
   if (external_objects) job_options.objects = external_objects.get();
@@ -547,6 +578,9 @@ int Serve(int argc, char** argv) {
   job_options.runtime_path = runtime_path;
   job_options.spark_master = config.spark_master;
   job_options.max_concurrent_runs = config.max_concurrent_runs;
+  job_options.store_grants = [&authorizer](const std::string& role) {
+    return api::StoreGrantsOf(authorizer.PolicyFor(role));
+  };
   // DeleteJob deletes the job's bookmark in its own transaction.
   job_options.on_delete_job = &bookmarks::BookmarkService::DeleteJobBookmarks;
   api::SigV4Verifier* verifier = (*server)->verifier();
@@ -581,6 +615,16 @@ int Serve(int argc, char** argv) {
   router.RegisterJobs(job_service->get());
   api::RegisterConnectionReads(&router, catalog->get(), job_service->get(), &authorizer);
   hms_jobs = job_service->get();
+  gate_jobs = job_service->get();
+  // On every way out, the S3 gate (which asks the job service) stops before the service goes.
+  struct StopGateFirst {
+    api::S3Gate* gate;
+    std::atomic<jobs::JobService*>* jobs;
+    ~StopGateFirst() {
+      if (gate != nullptr) gate->Stop();
+      jobs->store(nullptr);
+    }
+  } stop_gate_first{s3_gate.get(), &gate_jobs};
   // On every way out, the metastore (which asks the job service) stops before the service goes.
   struct StopMetastoreFirst {
     hms::HmsServer* hms;
@@ -738,6 +782,7 @@ int Serve(int argc, char** argv) {
   (*crawler_service)->Stop();
   (*crawler_logs)->Stop();
   (*logs)->Stop();
+  if (s3_gate) s3_gate->Stop();
   if (s3_api) s3_api->Stop();
   // Wake the waiter if the server stopped on its own.
   pthread_kill(waiter.native_handle(), SIGTERM);
@@ -797,6 +842,8 @@ int main(int argc, char** argv) {
   }
   std::string command = argv[1];
   if (command == "serve") return Serve(argc - 2, argv + 2);
+  // Internal: set up a job run's view of the store, then exec the run (jobs/store_view.h).
+  if (command == "__store-view") return openglue::jobs::RunStoreView(argc, argv);
   if (command == "operations") return ListOperations();
   if (command == "bookmarks") return Bookmarks(argc - 2, argv + 2);
   if (command == "version" || command == "--version") {

@@ -9,14 +9,15 @@ namespace {
 
 char Lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
 
-}  // namespace
+bool Blank(char c) { return c == ' ' || c == '\t'; }
 
-bool ActionMatches(std::string_view pattern, std::string_view action) {
-  // Greedy wildcard matching with one backtrack point (the last '*'): O(|pattern| * |action|)
-  // at worst, never exponential.
+// Greedy wildcard matching with one backtrack point (the last '*'): O(|pattern| * |text|) at
+// worst, never exponential.
+bool WildcardMatches(std::string_view pattern, std::string_view action, bool fold_case) {
+  auto same = [fold_case](char x, char y) { return fold_case ? Lower(x) == Lower(y) : x == y; };
   size_t p = 0, a = 0, star = std::string_view::npos, resume = 0;
   while (a < action.size()) {
-    if (p < pattern.size() && (pattern[p] == '?' || Lower(pattern[p]) == Lower(action[a]))) {
+    if (p < pattern.size() && (pattern[p] == '?' || same(pattern[p], action[a]))) {
       ++p;
       ++a;
     } else if (p < pattern.size() && pattern[p] == '*') {
@@ -31,6 +32,41 @@ bool ActionMatches(std::string_view pattern, std::string_view action) {
   }
   while (p < pattern.size() && pattern[p] == '*') ++p;
   return p == pattern.size();
+}
+
+}  // namespace
+
+bool ActionMatches(std::string_view pattern, std::string_view action) {
+  return WildcardMatches(pattern, action, true);
+}
+
+bool ResourceMatches(std::string_view pattern, std::string_view resource) {
+  return WildcardMatches(pattern, resource, false);
+}
+
+std::string S3ResourceArn(std::string_view bucket, std::string_view key) {
+  std::string arn = "arn:aws:s3:::" + std::string(bucket);
+  if (!key.empty()) arn += "/" + std::string(key);
+  return arn;
+}
+
+PolicyStatement ParseStatement(std::string_view entry) {
+  PolicyStatement statement;
+  size_t i = 0;
+  auto next = [&]() -> std::string_view {
+    while (i < entry.size() && Blank(entry[i])) ++i;
+    size_t begin = i;
+    while (i < entry.size() && !Blank(entry[i])) ++i;
+    return entry.substr(begin, i - begin);
+  };
+  statement.action = std::string(next());
+  for (std::string_view resource = next(); !resource.empty(); resource = next()) {
+    if (resource.substr(0, 5) == "s3://")
+      statement.resources.push_back("arn:aws:s3:::" + std::string(resource.substr(5)));
+    else
+      statement.resources.emplace_back(resource);
+  }
+  return statement;
 }
 
 const std::vector<std::string>& DefaultRunPolicy() {
@@ -64,6 +100,11 @@ const std::vector<std::string>& DefaultRunPolicy() {
       // Logs: read.
       "logs:GetLogEvents", "logs:FilterLogEvents", "logs:DescribeLogStreams",
       "logs:DescribeLogGroups",
+      // The object store: read everything, write and delete objects, make buckets. Never a
+      // job's code, whatever the policy (the gate's and the run's mount view's own rule).
+      "s3:GetObject*", "s3:GetBucket*", "s3:ListBucket*", "s3:ListAllMyBuckets",
+      "s3:ListMultipartUploadParts", "s3:PutObject", "s3:PutObjectTagging", "s3:DeleteObject",
+      "s3:DeleteObjectTagging", "s3:AbortMultipartUpload", "s3:CreateBucket",
   };
   return kPolicy;
 }
@@ -94,6 +135,33 @@ const std::vector<std::string>& RunAuthorizer::PolicyFor(const std::string& role
   return it == role_policies_.end() ? DefaultRunPolicy() : it->second;
 }
 
+std::optional<RunAuthorizer::RunPolicy> RunAuthorizer::RunPolicyOf(const std::string& principal) const {
+  std::optional<RunPrincipal> run = FindRun(principal);
+  if (!run) return std::nullopt;
+  const std::vector<std::string>* statements = &PolicyFor(run->role);
+  return RunPolicy{std::move(*run), statements};
+}
+
+Status RunAuthorizer::AuthorizeResource(const std::string& principal, const std::string& action,
+                                        const std::string& resource) const {
+  if (principal.empty() || administrators_.count(principal)) return Status::OK();
+  std::optional<RunPolicy> policy = RunPolicyOf(principal);
+  if (!policy)
+    return Status(StatusCode::kAccessDenied,
+                  "User: " + principal + " is not authorized to perform: " + action + " on resource: " + resource);
+  for (const std::string& entry : *policy->statements) {
+    PolicyStatement statement = ParseStatement(entry);
+    if (!ActionMatches(statement.action, action)) continue;
+    if (statement.resources.empty()) return Status::OK();
+    for (const std::string& pattern : statement.resources)
+      if (ResourceMatches(pattern, resource)) return Status::OK();
+  }
+  const RunPrincipal& run = policy->run;
+  return Status(StatusCode::kAccessDenied,
+                "User: " + principal + " (job run " + run.run_id + " of job " + run.job + ", role '" +
+                    run.role + "') is not authorized to perform: " + action + " on resource: " + resource);
+}
+
 Status RunAuthorizer::Authorize(const std::string& principal, const std::string& action) const {
   if (principal.empty() || administrators_.count(principal)) return Status::OK();
   RunPrincipal run;
@@ -106,7 +174,7 @@ Status RunAuthorizer::Authorize(const std::string& principal, const std::string&
     run = it->second;
   }
   for (const std::string& pattern : PolicyFor(run.role))
-    if (ActionMatches(pattern, action)) return Status::OK();
+    if (ActionMatches(ParseStatement(pattern).action, action)) return Status::OK();
   return Status(StatusCode::kAccessDenied,
                 "User: " + principal + " (job run " + run.run_id + " of job " + run.job +
                     ", role '" + run.role + "') is not authorized to perform: " + action);

@@ -8,6 +8,12 @@
 // "logs:*"; `*` matches any run of characters, `?` one character; case-insensitive). Roles
 // without a configured list get DefaultRunPolicy(). Anything else is denied.
 //
+// An `s3:` statement may name the resources it applies to after the action, separated by blanks,
+// as IAM's Resource element does: "s3:PutObject arn:aws:s3:::lake/out/*" (the same wildcards,
+// case-sensitive as ARNs are; `s3://lake/out/*` is the same resource). Without resources it
+// applies to every object and bucket. The S3 API's gate (api/s3_gate.h) asks with the request's
+// resource; Glue and Logs actions take no resources.
+//
 // Thread-safe.
 #pragma once
 
@@ -26,11 +32,25 @@ namespace openglue::api {
 // Whether `action` ("glue:GetTable") matches the IAM action pattern `pattern` ("glue:Get*").
 // Case-insensitive; linear in the lengths (no backtracking blow-up).
 bool ActionMatches(std::string_view pattern, std::string_view action);
+// The same wildcards, case-sensitive: IAM's matching of resource ARNs.
+bool ResourceMatches(std::string_view pattern, std::string_view resource);
+
+// One allow-list entry split into its action pattern and resource patterns (empty: every
+// resource). `s3://bucket/key` resources are returned as `arn:aws:s3:::bucket/key`.
+struct PolicyStatement {
+  std::string action;
+  std::vector<std::string> resources;
+};
+PolicyStatement ParseStatement(std::string_view entry);
+// The ARN IAM names an S3 object or bucket by: arn:aws:s3:::bucket[/key].
+std::string S3ResourceArn(std::string_view bucket, std::string_view key);
 
 // The allow-list of a run whose Role has no `role_policy`: catalog reads and writes (databases
 // except DeleteDatabase, tables, table versions, partitions, partition indexes, user-defined
 // functions, column statistics, connection reads), job bookmarks of its own run, workflow-run
-// properties, and log reads. No job, trigger, crawler or workflow administration.
+// properties, and log reads. No job, trigger, crawler or workflow administration. On the object
+// store: reading every object and bucket, writing and deleting objects, creating buckets; not
+// deleting buckets or changing their configuration or objects' ACLs and locks.
 const std::vector<std::string>& DefaultRunPolicy();
 
 // What a run credential stands for.
@@ -61,9 +81,19 @@ class RunAuthorizer {
   // OK when `principal` may call `action`. An empty principal (the server runs with auth =
   // none) may do everything. Otherwise AccessDenied naming the principal and the action.
   Status Authorize(const std::string& principal, const std::string& action) const;
+  // The same for an action on a resource ("s3:GetObject", "arn:aws:s3:::lake/a.csv"): a
+  // statement allows it when its action matches and it names no resources or one that matches.
+  Status AuthorizeResource(const std::string& principal, const std::string& action,
+                           const std::string& resource) const;
 
   // The patterns that apply to runs of `role`.
   const std::vector<std::string>& PolicyFor(const std::string& role) const;
+  // What `principal` (a run credential) stands for and may do: nullopt for anyone else.
+  struct RunPolicy {
+    RunPrincipal run;
+    const std::vector<std::string>* statements;
+  };
+  std::optional<RunPolicy> RunPolicyOf(const std::string& principal) const EXCLUDES(mutex_);
 
  private:
   const std::set<std::string> administrators_;

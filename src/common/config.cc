@@ -88,10 +88,26 @@ Status AddRolePolicy(ServerConfig* config, const std::string& value) {
   for (const std::string& raw : Split(value.substr(colon + 1), ',')) {
     std::string pattern = Trim(raw);
     if (pattern.empty()) continue;
-    size_t sep = pattern.find(':');
-    if (sep == std::string::npos || sep == 0 || sep + 1 == pattern.size())
+    // "service:Action" or, for s3:, "s3:Action resource resource ..." (api/authorizer.h).
+    size_t blank = pattern.find_first_of(" \t");
+    std::string action = pattern.substr(0, blank);
+    size_t sep = action.find(':');
+    if (sep == std::string::npos || sep == 0 || sep + 1 == action.size())
       return Status::InvalidInput("config 'role_policy' for role '" + role + "': '" + pattern +
                                   "' is not an action pattern like glue:GetTable or glue:Get*");
+    if (blank != std::string::npos) {
+      if (action.compare(0, 3, "s3:") != 0)
+        return Status::InvalidInput("config 'role_policy' for role '" + role + "': '" + pattern +
+                                    "': only s3: actions name resources");
+      std::istringstream resources(pattern.substr(blank));
+      for (std::string resource; resources >> resource;) {
+        if (resource != "*" && resource.compare(0, 13, "arn:aws:s3:::") != 0 &&
+            resource.compare(0, 5, "s3://") != 0)
+          return Status::InvalidInput("config 'role_policy' for role '" + role + "': resource '" +
+                                      resource + "' is not an S3 ARN (arn:aws:s3:::bucket/key*) or "
+                                      "s3://bucket/key*");
+      }
+    }
     patterns.push_back(pattern);
   }
   if (patterns.empty())
@@ -215,6 +231,7 @@ const std::vector<ConfigKey>& Table() {
     {"role_policy", "ROLE:ACTIONS", nullptr,
      "what run credentials of jobs with ROLE may call, as IAM action\n"
      "patterns: `Role: glue:Get*, logs:*` (repeat the line per role);\n"
+     "s3: actions may name resources: `s3:PutObject s3://lake/out/*`;\n"
      "other roles get the default run policy (docs/security.md)", AddRolePolicy},
     {"job_user", "auto|none|USER", "auto",
      "who job processes run as: auto = a distinct unprivileged uid\n"

@@ -414,6 +414,33 @@ Result<Json> JobService::GetJob(const Json& request) {
   return Json{{"Job", std::move(job)}};
 }
 
+Result<std::map<std::string, std::string>> JobService::CodeObjects() const {
+  OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+  OG_ASSIGN_OR_RETURN(std::vector<store::Row> rows, txn->Scan(kJob, store::ScanOptions{}));
+  std::map<std::string, std::string> code;
+  auto add = [&](const std::string& uri, const std::string& job) {
+    Result<storage::Location> location = storage::ParseLocation(Trim(uri));
+    if (location.ok() && location->scheme == storage::LocationScheme::kObject && !location->key.empty())
+      code.emplace(location->bucket + "/" + location->key, job);
+  };
+  for (const store::Row& row : rows) {
+    Result<Json> job = ParseStored(row.doc, "job " + row.key);
+    if (!job.ok()) continue;
+    add(GetString(GetObject(*job, "Command"), "ScriptLocation"), row.key);
+    for (const char* member : {"DefaultArguments", "NonOverridableArguments"}) {
+      for (const auto& [name, value] : GetObject(*job, member).items()) {
+        std::string flag = StartsWith(name, "--") ? name : "--" + name;
+        if (!value.is_string() ||
+            (flag != "--extra-py-files" && flag != "--extra-files" && flag != "--extra-jars" &&
+             flag != "--additional-python-modules"))
+          continue;
+        for (const std::string& entry : Split(value.get<std::string>(), ',')) add(entry, row.key);
+      }
+    }
+  }
+  return code;
+}
+
 Result<Json> JobService::GetJobs(const Json& request) {
   OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
   OG_ASSIGN_OR_RETURN(resource::Page page,
@@ -1064,6 +1091,16 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
   spec.stderr_path = logs_->StderrPath(run->run_id);
   spec.exit_code_path = dir + "/exit_code";
   spec.run_dir = dir;
+  {
+    // The run's view of the store folder: its Role's grants, jobs' code read-only.
+    StoreGrants grants = options_.store_grants ? options_.store_grants(GetString(GetObject(*doc, "_og"), "role"))
+                                               : StoreGrants{};
+    Result<std::map<std::string, std::string>> code = CodeObjects();
+    if (!code.ok())
+      return Finish(run, doc, JobRunState::kError, "Could not start the job run: " + code.status().message());
+    std::string store = std::filesystem::weakly_canonical(options_.data_dir + "/s3", ec).string();
+    spec.store_view = StoreViewArgs(store.empty() ? options_.data_dir + "/s3" : store, grants, *code);
+  }
   std::filesystem::create_directories(std::filesystem::path(spec.stdout_path).parent_path(), ec);
   // The secret reaches the run through its environment only, never a command line or the store.
   std::string secret = credentials_.grant ? credentials_.grant(grant) : "";

@@ -46,6 +46,7 @@
 #include "jobs/job_run_state.h"
 #include "jobs/run_output.h"
 #include "jobs/process_launcher.h"
+#include "jobs/store_view.h"
 #include "store/metadata_store.h"
 #include "storage/object_store.h"
 
@@ -97,6 +98,9 @@ struct JobServiceOptions {
   std::function<Status(store::Transaction* txn, const std::string& job)> on_delete_job;
   // Told of every run that ends (triggers and workflows, src/schedule).
   RunEndedHook run_ended;
+  // What runs of a Role may reach of <data_dir>/s3 through the file system (jobs/store_view.h);
+  // unset: everything. The launcher applies it when runs have uids of their own.
+  std::function<StoreGrants(const std::string& role)> store_grants;
 };
 
 // The credential a run uses to call back to the server, and what it stands for.
@@ -175,6 +179,14 @@ class JobService {
     std::string trigger_name;
   };
   std::vector<Status> StartTriggeredRuns(const std::vector<TriggeredRun>& runs);
+
+  // Every object in the store that some job runs as code, "bucket/key" -> a job's name: its
+  // Command.ScriptLocation, and the entries of --extra-py-files, --extra-files, --extra-jars and
+  // --additional-python-modules in its DefaultArguments and NonOverridableArguments (s3://,
+  // s3a://, s3n:// ones; an entry ending in '/' stands for every key under it and is returned
+  // with its '/'). Neither the S3 API nor a run's view of the store lets a run change these
+  // (docs/security.md, "What a run may do to the object store"). Reads the store.
+  Result<std::map<std::string, std::string>> CodeObjects() const;
 
   // The run credential (access key id) of the active run whose processes run as `uid`, or
   // nullopt when no active run has that uid (the launcher gives runs no uid of their own, or

@@ -309,6 +309,11 @@ class PosixProcessLauncher : public ProcessLauncher {
       // The server's HOME is not the job's: the run's folder is.
       for (std::string& e : env_copy)
         if (e.rfind("HOME=", 0) == 0) e = "HOME=" + (spec.run_dir.empty() ? spec.working_dir : spec.run_dir);
+      // As root, before the uid changes: the run's own view of the object store.
+      if (!spec.store_view.empty() && !options_.self_binary.empty()) {
+        args.insert(args.end(), {options_.self_binary, "__store-view"});
+        args.insert(args.end(), spec.store_view.begin(), spec.store_view.end());
+      }
       args.insert(args.end(), {setpriv_, "--reuid=" + std::to_string(uid),
                                "--regid=" + std::to_string(gid),
                                "--groups=" + std::to_string(options_.user.shared_gid),

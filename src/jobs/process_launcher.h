@@ -25,6 +25,9 @@ struct LaunchSpec {
   // (PosixLauncherOptions::user), the folder is given to that user (0700) before the start and
   // HOME points at it. May be empty (nothing is chowned).
   std::string run_dir;
+  // The run's view of the object store folder: StoreViewArgs (jobs/store_view.h), applied when
+  // runs run as other users (PosixLauncherOptions::self_binary runs `__store-view`). Empty: none.
+  std::vector<std::string> store_view;
 };
 
 enum class ProcessState { kRunning, kExited, kGone };
@@ -56,6 +59,7 @@ class ProcessLauncher {
 struct PosixLauncherOptions {
   JobUserOptions user;      // who runs the processes (default: the server's own user)
   std::string cgroup_root;  // FindCgroupRoot(); empty = contain by process group only
+  std::string self_binary;  // the openglue executable, for `__store-view` (empty: no views)
 };
 
 std::unique_ptr<ProcessLauncher> MakePosixProcessLauncher(PosixLauncherOptions options = {});

@@ -9,6 +9,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
@@ -288,6 +289,17 @@ bool S3ApiServer::PortIsFree(const std::string& host, int port) {
 }
 
 bool S3ApiServer::Accepting() const {
+  if (options_.unix_socket) {
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return false;
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::string path = socket_path();
+    std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+    bool ok = connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0;
+    close(fd);
+    return ok;
+  }
   Result<sockaddr_in> addr = Resolve(options_.host, options_.port);
   if (!addr.ok()) return false;
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -310,7 +322,8 @@ Result<int> S3ApiServer::Spawn() {
   std::error_code ec;
   std::string store = std::filesystem::canonical(options_.root_dir, ec).string();
   if (ec) store = options_.root_dir;
-  std::string listen = options_.host + ":" + std::to_string(options_.port);
+  std::string listen = options_.unix_socket ? socket_path() : options_.host + ":" + std::to_string(options_.port);
+  if (options_.unix_socket) unlink(listen.c_str());  // a socket left by a killed predecessor
   std::vector<std::string> args = {
       options_.binary, "--port", listen, "--admin-port", admin_socket_, "--socket-perm", "0600",
       "--region", options_.region, "--iam-dir", runtime_dir_, "--iam-cache-disable",
@@ -440,7 +453,7 @@ Status S3ApiServer::Start() {
     }
     if (ours && Accepting()) {
       OG_LOG(kInfo, "S3 API (versitygw posix over " << options_.root_dir << ") listening on "
-                                                   << endpoint() << " (pid " << pid() << ")"
+                                                   << (options_.unix_socket ? socket_path() : endpoint()) << " (pid " << pid() << ")"
                                                    << (links_followed() ? "" : "; symbolic links in the store are not followed"));
       return Status::OK();
     }

@@ -15,7 +15,8 @@
 // Revoke takes effect at the next request. That file and versitygw's admin API socket live in a
 // private folder (0700) on a tmpfs (/dev/shm), so secrets never reach a disk; the admin API is
 // not on the S3 port, so no S3 client can manage accounts. Granted accounts have versitygw's
-// `admin` role (every bucket).
+// `admin` role (every bucket); the server narrows job runs' accounts in front of versitygw, with
+// `unix_socket` set and its S3 gate (api/s3_gate.h) on the port.
 //
 // Symbolic links: versitygw follows them. When the server runs as root (job runs, under their own
 // uids, can write into the store), the child is started in a mount namespace of its own where
@@ -52,6 +53,9 @@ struct S3ApiServerOptions {
   // group (and, see links_followed, with the store mounted nosymfollow).
   int64_t uid = -1;
   int64_t gid = -1;
+  // Listen on a unix socket in the private folder (socket_path()) instead of host:port: the
+  // server's S3 gate (api/s3_gate.h) is then the only way in, on host:port.
+  bool unix_socket = false;
   int initial_backoff_ms = 200;
   int max_backoff_ms = 10000;
   int ready_timeout_ms = 20000;  // Start() waits this long for the port to accept connections
@@ -78,6 +82,8 @@ class S3ApiServer {
 
   // "http://host:port".
   std::string endpoint() const;
+  // Where versitygw listens when options.unix_socket (mode 0600, in a 0700 folder).
+  std::string socket_path() const { return runtime_dir_ + "/s3.sock"; }
   // The child's pid, or -1 while none runs (between a death and its restart).
   int pid() const EXCLUDES(mutex_);
   // How many times the child was started (1 after Start, +1 per restart).
