@@ -219,32 +219,54 @@ bool ReadMore(int fd, std::string* buffer, Clock::time_point deadline) {
   return true;
 }
 
-// The head as sent, with its Connection and Keep-Alive headers replaced by `Connection: close`.
-std::string CloseAfterOne(std::string_view head) {
-  std::string out;
-  size_t pos = 0;
-  bool first = true;
-  while (pos < head.size()) {
-    size_t end = head.find("\r\n", pos);
-    if (end == std::string_view::npos) end = head.size();
-    std::string_view line = head.substr(pos, end - pos);
-    pos = end + 2;
-    if (line.empty()) break;  // the blank line ending the head
-    size_t colon = line.find(':');
-    std::string_view name = colon == std::string_view::npos ? line : line.substr(0, colon);
-    if (!first && (HeaderNameEquals(name, "Connection") || HeaderNameEquals(name, "Keep-Alive")))
-      continue;
-    first = false;
-    out.append(line);
-    out += "\r\n";
+// The head rebuilt from what the gate parsed, with CRLF line ends, its Connection and Keep-Alive
+// headers replaced by `Connection: close`: versitygw reads exactly the request that was checked
+// (a signature survives, as SigV4 canonicalizes header values), and then closes.
+std::string RebuiltHead(const HttpRequestHead& head) {
+  std::string out = head.method + " " + head.target + " HTTP/1." + std::to_string(head.minor_version) + "\r\n";
+  for (const auto& [name, value] : head.headers) {
+    if (HeaderNameEquals(name, "Connection") || HeaderNameEquals(name, "Keep-Alive")) continue;
+    out += name + ": " + value + "\r\n";
   }
   out += "Connection: close\r\n\r\n";
   return out;
 }
 
-// Copies bytes both ways until the upstream closes (it closes after its one response) or
-// nothing moves for `idle_ms`.
-void Relay(int client, int upstream, int idle_ms) {
+// How much of what the client sends after the head is the request's body: its Content-Length,
+// or its chunks up to the last; nothing after that is forwarded.
+class BodyLimit {
+ public:
+  explicit BodyLimit(const HttpRequestHead& head)
+      : chunked_(head.chunked), left_(head.content_length), decoder_(~0ull) {}
+  // The length of the prefix of `data` that belongs to the body.
+  size_t Take(std::string_view data) {
+    if (done_) return 0;
+    if (!chunked_) {
+      size_t n = static_cast<size_t>(std::min<uint64_t>(left_, data.size()));
+      left_ -= n;
+      done_ = left_ == 0;
+      return n;
+    }
+    size_t consumed = 0;
+    HttpParseError error;
+    ParseResult result = decoder_.Decode(data, &consumed, &scratch_, &error);
+    scratch_.clear();
+    if (result != ParseResult::kIncomplete) done_ = true;
+    return consumed;
+  }
+  bool done() const { return done_; }
+
+ private:
+  const bool chunked_;
+  uint64_t left_;
+  ChunkedDecoder decoder_;
+  std::string scratch_;
+  bool done_ = false;
+};
+
+// Copies the response to the client and the rest of the body to versitygw until versitygw closes
+// (after its one response) or nothing moves for `idle_ms`.
+void Relay(int client, int upstream, int idle_ms, BodyLimit* body) {
   bool client_open = true;
   char buffer[65536];
   for (;;) {
@@ -264,7 +286,8 @@ void Relay(int client, int upstream, int idle_ms) {
         shutdown(upstream, SHUT_WR);
         continue;
       }
-      if (!SendAll(upstream, std::string_view(buffer, static_cast<size_t>(n)))) return;
+      size_t forward = body->Take(std::string_view(buffer, static_cast<size_t>(n)));
+      if (forward > 0 && !SendAll(upstream, std::string_view(buffer, forward))) return;
     }
   }
 }
@@ -696,9 +719,10 @@ void S3Gate::Serve(int client) {
     return finish();
   }
   setsockopt(upstream, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof(send_timeout));
-  std::string forward = CloseAfterOne(std::string_view(buffer).substr(0, head.head_bytes));
-  forward.append(rest);
-  if (SendAll(upstream, forward)) Relay(client, upstream, options_.idle_timeout_ms);
+  std::string forward = RebuiltHead(head);
+  BodyLimit body(head);
+  forward.append(rest.substr(0, body.Take(rest)));
+  if (SendAll(upstream, forward)) Relay(client, upstream, options_.idle_timeout_ms, &body);
   close(upstream);
   finish();
 }

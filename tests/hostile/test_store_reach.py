@@ -55,9 +55,39 @@ S3_PROBE = """
             code = text.split("<Code>")[1].split("</Code>")[0] if "<Code>" in text else str(e.code)
             return code + ": " + text
 
+    def pipelined(first, second, line_end):
+        # Two signed requests in one write: an allowed one, then one the gate must never let through.
+        import socket, urllib.parse
+        wire = b""
+        for method, path, body in (first, second):
+            body = body.encode()
+            request = botocore.awsrequest.AWSRequest(method=method, url=endpoint + path, data=body)
+            botocore.auth.S3SigV4Auth(credentials, "s3", "us-east-1").add_auth(request)
+            prepared = request.prepare()
+            head = f"{method} {path} HTTP/1.1" + line_end
+            headers = dict(prepared.headers)
+            headers["Host"] = urllib.parse.urlsplit(endpoint).netloc
+            headers["Content-Length"] = str(len(body))
+            for name, value in headers.items():
+                head += f"{name}: {value}" + line_end
+            wire += (head + line_end).encode() + body
+        host, port = urllib.parse.urlsplit(endpoint).netloc.split(":")
+        with socket.create_connection((host, int(port)), timeout=10) as conn:
+            conn.sendall(wire)
+            answer = b""
+            while True:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    break
+                answer += chunk
+        return "responses:" + str(answer.count(b"HTTP/1.1 "))
+
     results = {}
     for label, what, call in json.loads(args["--calls"]):
         try:
+            if what == "pipelined":
+                results[label] = pipelined(*call)
+                continue
             if what == "raw":
                 results[label] = raw(*call)
                 continue
@@ -155,6 +185,9 @@ def test_a_run_cannot_change_another_jobs_script_over_the_s3_api(store_server, s
         ["escaped", "raw", ["PUT", "/scripts/%" + format(ord(key[0]), "02x") + key[1:], evil]],
         ["dot", "raw", ["PUT", "/scripts/./" + key, evil]],
         ["double_slash", "raw", ["PUT", "/scripts//" + key, evil]],
+        # A forbidden request pipelined behind an allowed one, with CRLF and with bare LF line ends.
+        ["pipelined", "pipelined", [["GET", "/lake/input.csv", ""], ["PUT", "/scripts/" + key, evil], "\r\n"]],
+        ["pipelined_lf", "pipelined", [["GET", "/lake/input.csv", ""], ["PUT", "/scripts/" + key, evil], "\n"]],
         # What the default Role may do still works.
         ["read_script", "get_object", {"Bucket": "scripts", "Key": key}],
         ["write_data", "put_object", {"Bucket": "lake", "Key": "out/part-0.csv", "Body": "a\n1\n"}],
@@ -167,6 +200,8 @@ def test_a_run_cannot_change_another_jobs_script_over_the_s3_api(store_server, s
     assert results["escaped"].startswith("AccessDenied: ") and victim in results["escaped"], results["escaped"]
     for label in ("dot", "double_slash"):
         assert results[label].startswith("InvalidRequest: "), (label, results[label])
+    # One request per connection: the second is never answered, let alone run.
+    assert results["pipelined"] == "responses:1" and results["pipelined_lf"] == "responses:1", results
     assert results["read_script"] == "ok:" + VICTIM
     assert results["write_data"] == "ok" and results["delete_data"] == "ok", results
     with open(victim_file(store_server, script)) as f:
