@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make demo`: start an OpenGlue server, run a real catalog pipeline against it with boto3 and
-# the AWS CLI, a Python shell job and a Glue ETL job (CSV in the catalog -> partitioned Parquet),
-# print what happened, stop the server.
+# the AWS CLI, a Python shell job, a Glue ETL job (CSV in the catalog -> partitioned Parquet), a
+# crawler and a bookmarked job run incrementally (paused, reset), print what happened, stop the
+# server.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN="${OPENGLUE_BIN:-build/openglue}"
@@ -22,6 +23,8 @@ echo
 python3 examples/job_demo.py "$ENDPOINT" "$DATA_DIR"
 echo
 python3 examples/etl_demo.py "$ENDPOINT" "$DATA_DIR"
+echo
+python3 examples/bookmark_demo.py "$ENDPOINT" "$DATA_DIR" "$BIN"
 
 echo
 echo "== The AWS CLI against the same server"
