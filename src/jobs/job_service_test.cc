@@ -5,6 +5,7 @@
 
 #include <sys/stat.h>
 #include "common/strings.h"
+#include "jobs/process_launcher_fake.h"
 
 #include <gtest/gtest.h>
 
@@ -25,47 +26,6 @@
 
 namespace openglue::jobs {
 namespace {
-
-class FakeLauncher : public ProcessLauncher {
- public:
-  Result<int> Launch(const LaunchSpec& spec) override {
-    if (fail_launch) return Status::InvalidInput("no such program");
-    int pid = next_pid++;
-    processes[pid] = {ProcessState::kRunning, -1};
-    launched.push_back(spec);
-    return pid;
-  }
-  Status SignalGroup(int pgid, int signal) override {
-    signals.emplace_back(pgid, signal);
-    if (signal == SIGKILL || (signal == SIGTERM && die_on_sigterm)) processes[pgid] = {ProcessState::kGone, -1};
-    return Status::OK();
-  }
-  ProcessStatus Check(int pid, const std::string&) override {
-    auto it = processes.find(pid);
-    return it == processes.end() ? ProcessStatus{} : it->second;
-  }
-  void Exit(int pid, int code) { processes[pid] = {ProcessState::kExited, code}; }
-
-  int next_pid = 1000;
-  bool fail_launch = false;
-  bool die_on_sigterm = false;
-  std::map<int, ProcessStatus> processes;
-  std::vector<LaunchSpec> launched;
-  std::vector<std::pair<int, int>> signals;
-};
-
-class FakeLogs : public RunOutput {
- public:
-  explicit FakeLogs(std::string root) : root_(std::move(root)) {}
-  std::string StdoutPath(const std::string& id) override { return root_ + "/" + id + ".out"; }
-  std::string StderrPath(const std::string& id) override { return root_ + "/" + id + ".err"; }
-  void Follow(const std::string& id) override { followed.insert(id); }
-  void Finish(const std::string& id) override { finished.insert(id); }
-  std::set<std::string> followed, finished;
-
- private:
-  std::string root_;
-};
 
 class JobServiceTest : public ::testing::Test {
  protected:

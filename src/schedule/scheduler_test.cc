@@ -14,44 +14,15 @@
 #include "catalog/catalog.h"
 #include "common/cron.h"
 #include "crawler/crawler_service.h"
+#include "jobs/process_launcher_fake.h"
 #include "schedule/schedule_store.h"
 #include "store/sqlite_store.h"
 
 namespace openglue::schedule {
 namespace {
 
-class FakeLauncher : public jobs::ProcessLauncher {
- public:
-  Result<int> Launch(const jobs::LaunchSpec&) override {
-    int pid = next_pid++;
-    processes[pid] = {jobs::ProcessState::kRunning, -1};
-    return pid;
-  }
-  Status SignalGroup(int pgid, int signal) override { return Status::OK(); }
-  jobs::ProcessStatus Check(int pid, const std::string&) override {
-    auto it = processes.find(pid);
-    return it == processes.end() ? jobs::ProcessStatus{} : it->second;
-  }
-  // Every running process exits with `code`.
-  void ExitAll(int code) {
-    for (auto& [pid, status] : processes)
-      if (status.state == jobs::ProcessState::kRunning) status = {jobs::ProcessState::kExited, code};
-  }
-  int next_pid = 1000;
-  std::map<int, jobs::ProcessStatus> processes;
-};
-
-class NoLogs : public jobs::RunOutput {
- public:
-  explicit NoLogs(std::string root) : root_(std::move(root)) {}
-  std::string StdoutPath(const std::string& id) override { return root_ + "/" + id + ".out"; }
-  std::string StderrPath(const std::string& id) override { return root_ + "/" + id + ".err"; }
-  void Follow(const std::string&) override {}
-  void Finish(const std::string&) override {}
-
- private:
-  std::string root_;
-};
+using jobs::FakeLauncher;
+using NoLogs = jobs::FakeLogs;
 
 // 2026-12-01 10:00:30 UTC.
 const int64_t kStart = (DaysFromCivil(2026, 12, 1) * 1440 + 600) * 60000 + 30000;
