@@ -844,6 +844,7 @@ int main(int argc, char** argv) {
   if (command == "serve") return Serve(argc - 2, argv + 2);
   // Internal: set up a job run's view of the store, then exec the run (jobs/store_view.h).
   if (command == "__store-view") return openglue::jobs::RunStoreView(argc, argv);
+  if (command == "__store-pin") return openglue::jobs::RunStorePin(argc, argv);
   if (command == "operations") return ListOperations();
   if (command == "bookmarks") return Bookmarks(argc - 2, argv + 2);
   if (command == "version" || command == "--version") {

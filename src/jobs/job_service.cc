@@ -386,6 +386,7 @@ Result<Json> JobService::CreateJob(const Json& request) {
   if (request.contains("Tags") && !request["Tags"].empty())
     OG_RETURN_NOT_OK(resource::AddTags(txn.get(), JobArn(name), request["Tags"]));
   OG_RETURN_NOT_OK(txn->Commit());
+  ProtectCodeInRunningRuns();
   return Json{{"Name", name}};
 }
 
@@ -402,6 +403,7 @@ Result<Json> JobService::UpdateJob(const Json& request) {
                                           clock_->NowSeconds()));
   OG_RETURN_NOT_OK(txn->Put(kJob, name, DumpJson(job)));
   OG_RETURN_NOT_OK(txn->Commit());
+  ProtectCodeInRunningRuns();
   return Json{{"JobName", name}};
 }
 
@@ -439,6 +441,30 @@ Result<std::map<std::string, std::string>> JobService::CodeObjects() const {
     }
   }
   return code;
+}
+
+void JobService::ProtectCodeInRunningRuns() {
+  std::vector<int> pids;
+  {
+    MutexLock lock(&mutex_);
+    for (const auto& [sequence, run] : active_)
+      if (run->pid > 0) pids.push_back(run->pid);
+  }
+  if (pids.empty()) return;
+  Result<std::map<std::string, std::string>> code = CodeObjects();
+  if (!code.ok()) {
+    OG_LOG(kError, "cannot protect jobs' code in running runs: " << code.status().message());
+    return;
+  }
+  std::error_code ec;
+  std::string store = std::filesystem::weakly_canonical(options_.data_dir + "/s3", ec).string();
+  std::vector<std::string> pins = {store.empty() ? options_.data_dir + "/s3" : store};
+  std::vector<std::string> entries = CodePinArgs(*code);
+  pins.insert(pins.end(), entries.begin(), entries.end());
+  for (int pid : pids) {
+    Status protected_ = launcher_->ProtectCode(pid, pins);
+    if (!protected_.ok()) OG_LOG(kError, protected_.message());
+  }
 }
 
 Result<Json> JobService::GetJobs(const Json& request) {

@@ -187,6 +187,10 @@ class JobService {
   // with its '/'). Neither the S3 API nor a run's view of the store lets a run change these
   // (docs/security.md, "What a run may do to the object store"). Reads the store.
   Result<std::map<std::string, std::string>> CodeObjects() const;
+  // Protects jobs' code, as it is now, in the store view of every running run (after CreateJob
+  // and UpdateJob, so new code is protected from the moment a job names it). Failures are
+  // logged, never returned: the job change stands.
+  void ProtectCodeInRunningRuns() EXCLUDES(mutex_);
 
   // The run credential (access key id) of the active run whose processes run as `uid`, or
   // nullopt when no active run has that uid (the launcher gives runs no uid of their own, or

@@ -369,6 +369,35 @@ class PosixProcessLauncher : public ProcessLauncher {
     return std::nullopt;
   }
 
+  Status ProtectCode(int pgid, const std::vector<std::string>& pins) override {
+    if (options_.self_binary.empty() || !options_.user.enabled || pins.size() < 2) return Status::OK();
+    std::optional<uid_t> uid = RunUid(pgid);
+    if (!uid) return Status::OK();  // not a run of its own uid (or gone): no view to change
+    std::vector<std::string> args = {options_.self_binary, "__store-pin", std::to_string(pgid)};
+    args.insert(args.end(), pins.begin(), pins.end());
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    char* envp[] = {nullptr};
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+    // stderr stays the server's: a failure to protect is in the server's log.
+    pid_t pid = -1;
+    int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp);
+    posix_spawn_file_actions_destroy(&actions);
+    if (rc != 0) return Status::Internal("cannot run " + options_.self_binary + " __store-pin: " + ErrnoText(rc));
+    int wstatus = 0;
+    while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+    }
+    if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0)
+      return Status::Internal("could not protect jobs' code in the store view of run process " +
+                              std::to_string(pgid));
+    return Status::OK();
+  }
+
   ProcessStatus Check(int pid, const std::string& exit_code_path) override {
     ProcessStatus result;
     if (pid <= 0) return result;

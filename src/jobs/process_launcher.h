@@ -54,6 +54,9 @@ class ProcessLauncher {
   // run_sandbox.h), or nullopt when runs do not get a uid of their own. It names a run to
   // the parts of the server that see only a peer's uid (the Hive Metastore's connections).
   virtual std::optional<uid_t> RunUid(int pgid) { return std::nullopt; }
+  // Adds jobs' code to the store view of the running run led by `pgid` (`pins`: the store
+  // folder, then CodePinArgs, jobs/store_view.h). OK, doing nothing, where runs get no views.
+  virtual Status ProtectCode(int pgid, const std::vector<std::string>& pins) { return Status::OK(); }
 };
 
 struct PosixLauncherOptions {

@@ -87,24 +87,66 @@ bool RemountReadOnly(const std::string& store, const std::string& rel, bool file
   return ok;
 }
 
+bool IsMountRoot(int fd) {
+  struct statx st;
+  if (statx(fd, "", AT_EMPTY_PATH, 0, &st) != 0) return false;
+  return (st.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) && (st.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+}
+
+// Jobs' code in the view at `store`: each folder read-only where it is writable, and every folder
+// above it up to its bucket a mount of its own, so that nothing renames them or moves files into
+// them. A missing code folder is made in the real store (`real`) first when its bucket exists, so
+// that it is protected before anything is put there; a folder that is a mount's root already is
+// not mounted again. 0, or Fail's code.
+int PinCode(const std::string& store, int real, const std::vector<std::pair<std::string, std::string>>& entries) {
+  auto view_root = [&]() { return open(store.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC); };
+  for (const auto& [kind, rel] : entries) {
+    if (kind != "c" && kind != "f") continue;
+    const bool file = kind == "f";
+    if (!file && rel.find('/') != std::string::npos) {
+      std::string bucket = rel.substr(0, rel.find('/'));
+      int bucket_fd = OpenBeneath(real, bucket, false);
+      if (bucket_fd >= 0) {
+        int made = OpenBeneath(bucket_fd, rel.substr(bucket.size() + 1), true);
+        if (made >= 0) close(made);
+        close(bucket_fd);
+      }
+    }
+    int root = view_root();
+    if (root < 0) return Fail("open", store);
+    int folder = OpenBeneath(root, rel, false, file);
+    close(root);
+    if (folder < 0) continue;  // not there (or a link): nothing to protect in this view
+    struct statvfs vfs;
+    bool writable = fstatvfs(folder, &vfs) == 0 && !(vfs.f_flag & ST_RDONLY);
+    close(folder);
+    if (!writable) continue;
+    std::vector<std::string> segments = Split(rel, '/');
+    std::string prefix;
+    for (size_t s = 0; s < segments.size(); ++s) {
+      prefix += (s == 0 ? "" : "/") + segments[s];
+      bool last = s + 1 == segments.size();
+      int r = view_root();
+      int fd = r < 0 ? -1 : OpenBeneath(r, prefix, false, last && file);
+      if (r >= 0) close(r);
+      if (fd < 0) return Fail("open in the view", store + "/" + prefix);
+      if (!last && IsMountRoot(fd)) {
+        close(fd);
+        continue;
+      }
+      bool ok = Bind(fd, fd);
+      close(fd);
+      if (!ok) return Fail("bind", store + "/" + prefix);
+      if (last && !RemountReadOnly(store, prefix, file)) return Fail("remount read-only", store + "/" + prefix);
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
-std::vector<std::string> StoreViewArgs(const std::string& store, const StoreGrants& grants,
-                                       const std::map<std::string, std::string>& code) {
-  std::vector<std::string> args = {store};
-  if (!grants.read_all) args.push_back("hidden");
-  else if (!grants.write_all) args.push_back("ro");
-  else args.push_back("rw");
-  auto add = [&](const char* kind, const std::vector<std::string>& paths) {
-    std::set<std::string> seen;
-    for (const std::string& path : paths)
-      if (PlainRelative(path) && seen.insert(path).second) args.insert(args.end(), {kind, path});
-  };
-  if (!grants.read_all) {
-    add("r", grants.read_folders);
-    add("o", grants.read_objects);
-  }
-  if (!grants.write_all) add("w", grants.write_folders);
+std::vector<std::string> CodePinArgs(const std::map<std::string, std::string>& code) {
+  std::vector<std::string> out;
   // Code in a folder protects the folder; code at a bucket's top level protects that object
   // (so the rest of the bucket stays as the Role has it).
   std::vector<std::pair<std::string, std::string>> pins;  // kind, path
@@ -122,7 +164,28 @@ std::vector<std::string> StoreViewArgs(const std::string& store, const StoreGran
   });
   std::set<std::string> pinned;
   for (const auto& [kind, path] : pins)
-    if (PlainRelative(path) && pinned.insert(path).second) args.insert(args.end(), {kind, path});
+    if (PlainRelative(path) && pinned.insert(path).second) out.insert(out.end(), {kind, path});
+  return out;
+}
+
+std::vector<std::string> StoreViewArgs(const std::string& store, const StoreGrants& grants,
+                                       const std::map<std::string, std::string>& code) {
+  std::vector<std::string> args = {store};
+  if (!grants.read_all) args.push_back("hidden");
+  else if (!grants.write_all) args.push_back("ro");
+  else args.push_back("rw");
+  auto add = [&](const char* kind, const std::vector<std::string>& paths) {
+    std::set<std::string> seen;
+    for (const std::string& path : paths)
+      if (PlainRelative(path) && seen.insert(path).second) args.insert(args.end(), {kind, path});
+  };
+  if (!grants.read_all) {
+    add("r", grants.read_folders);
+    add("o", grants.read_objects);
+  }
+  if (!grants.write_all) add("w", grants.write_folders);
+  std::vector<std::string> pins = CodePinArgs(code);
+  args.insert(args.end(), pins.begin(), pins.end());
   if (args.size() == 2 && args[1] == "rw") return {};  // nothing to change
   args.push_back("--");
   return args;
@@ -181,41 +244,41 @@ int RunStoreView(int argc, char** argv) {
     if (kind != "w" && !RemountReadOnly(store, rel, file)) return Fail("remount read-only", store + "/" + rel);
   }
   if (mode == "hidden" && !RemountReadOnly(store, "")) return Fail("remount read-only", store);
-  // Jobs' code: each folder read-only where it is writable, and every folder above it up to its
-  // bucket a mount of its own, so that nothing renames them or moves files into them.
-  std::set<std::string> pinned;
-  for (const auto& [kind, rel] : entries) {
-    if (kind != "c" && kind != "f") continue;
-    const bool file = kind == "f";
-    int root = view_root();
-    if (root < 0) return Fail("open", store);
-    int folder = OpenBeneath(root, rel, false, file);
-    close(root);
-    if (folder < 0) continue;  // not there (or a link): nothing to protect in this view
-    struct statvfs vfs;
-    bool writable = fstatvfs(folder, &vfs) == 0 && !(vfs.f_flag & ST_RDONLY);
-    close(folder);
-    if (!writable) continue;
-    std::vector<std::string> segments = Split(rel, '/');
-    std::string prefix;
-    for (size_t s = 0; s < segments.size(); ++s) {
-      prefix += (s == 0 ? "" : "/") + segments[s];
-      bool last = s + 1 == segments.size();
-      if (!last && pinned.count(prefix)) continue;
-      int r = view_root();
-      int fd = r < 0 ? -1 : OpenBeneath(r, prefix, false, last && file);
-      if (r >= 0) close(r);
-      if (fd < 0) return Fail("open in the view", store + "/" + prefix);
-      bool ok = Bind(fd, fd);
-      close(fd);
-      if (!ok) return Fail("bind", store + "/" + prefix);
-      pinned.insert(prefix);
-      if (last && !RemountReadOnly(store, prefix, file)) return Fail("remount read-only", store + "/" + prefix);
-    }
-  }
+  if (int failed = PinCode(store, real, entries); failed != 0) return failed;
   close(real);
   execve(program[0], program, environ);
   return Fail("exec", program[0]);
+}
+
+int RunStorePin(int argc, char** argv) {
+  if (argc < 4) {
+    std::fprintf(stderr, "usage: openglue __store-pin PID STORE [c|f REL]...\n");
+    return 126;
+  }
+  const std::string pid = argv[2];
+  const std::string store = argv[3];
+  std::vector<std::pair<std::string, std::string>> entries;
+  for (int i = 4; i + 1 < argc; i += 2) entries.emplace_back(argv[i], argv[i + 1]);
+  // Only another namespace: never the server's own (a pid reused by a process outside runs).
+  struct stat own, theirs;
+  std::string ns = "/proc/" + pid + "/ns/mnt";
+  if (stat("/proc/self/ns/mnt", &own) != 0 || stat(ns.c_str(), &theirs) != 0) return Fail("stat", ns);
+  if (own.st_ino == theirs.st_ino && own.st_dev == theirs.st_dev) {
+    std::fprintf(stderr, "openglue __store-pin: process %s shares the server's mount namespace\n", pid.c_str());
+    return 126;
+  }
+  int real = open(store.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);  // the server's view: the store as it is
+  if (real < 0) return Fail("open", store);
+  int ns_fd = open(ns.c_str(), O_RDONLY | O_CLOEXEC);
+  if (ns_fd < 0) return Fail("open", ns);
+  // setns into a mount namespace needs a filesystem context of this thread's own (libraries
+  // linked into the binary may have started threads that share it).
+  if (unshare(CLONE_FS) != 0) return Fail("unshare(CLONE_FS)", "");
+  if (setns(ns_fd, CLONE_NEWNS) != 0) return Fail("setns", ns);
+  close(ns_fd);
+  int failed = PinCode(store, real, entries);
+  close(real);
+  return failed;
 }
 
 }  // namespace openglue::jobs

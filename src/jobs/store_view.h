@@ -17,6 +17,11 @@
 // folder and everything under it) or as one exact object (read-only); other patterns are left
 // to the S3 API, whose gate matches them exactly. Write access means s3:PutObject.
 //
+// A code folder that is missing is made (inside an existing bucket) so that it is protected before
+// anything is put there. When a job names new code while runs run (CreateJob, UpdateJob), the
+// server adds the same protection to each running run's view (RunStorePin), so code is protected
+// from the moment a job names it, on this route as on the S3 API.
+//
 // The view is set up by the server's own binary, run as root between the cgroup's shell and
 // setpriv: `openglue __store-view STORE MODE [r|o|w|c|f REL]... -- PROGRAM ARGS...` unshares the mount
 // namespace, mounts, and execs PROGRAM (RunStoreView). Its argv is built by StoreViewArgs.
@@ -42,6 +47,15 @@ struct StoreGrants {
 // JobService::CodeObjects) protected.
 std::vector<std::string> StoreViewArgs(const std::string& store, const StoreGrants& grants,
                                        const std::map<std::string, std::string>& code);
+
+// The pin entries of StoreViewArgs for `code` ("c" folder / "f" object, relative path, ...).
+std::vector<std::string> CodePinArgs(const std::map<std::string, std::string>& code);
+
+// `openglue __store-pin PID STORE [c|f REL]...`: protects jobs' code (as the view does) in the
+// mount namespace of the running process PID, a run's, when a job names new code while the run
+// runs (JobService calls it through ProcessLauncher::ProtectCode). Refuses the server's own
+// namespace. 0, or 126 with the reason on stderr.
+int RunStorePin(int argc, char** argv);
 
 // The `__store-view` helper's main: argv[0] is the binary, argv[1] "__store-view". Sets up the
 // view and execs the program after "--"; on failure writes why to stderr and returns 126 (the

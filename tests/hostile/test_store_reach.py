@@ -20,7 +20,7 @@ import boto3
 import pytest
 
 from conftest import ACCESS_KEY, SECRET_KEY, Server
-from jobkit import JobKit, unique, wait_for, write_script
+from jobkit import JobKit, unique, wait_for, wait_run, write_script
 
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="per-run mount views need the server to run as root")
 
@@ -128,6 +128,9 @@ def store_server():
     with open(path, "w") as f:
         f.write(POLICY)
     srv = Server(data_dir, extra_args=["--config", path]).start()
+    found = wait_for(lambda: re.search(r"S3 API gate listening on (http://[0-9.:]+)", srv.log()), 10,
+                     "the S3 gate's log line")
+    srv.s3_endpoint = found.group(1)
     yield srv
     srv.stop()
     shutil.rmtree(data_dir, ignore_errors=True)
@@ -159,9 +162,7 @@ def probe(kit, glue, calls, out, role):
 
 
 def operator_s3(server):
-    found = wait_for(lambda: re.search(r"S3 API gate listening on (http://[0-9.:]+)", server.log()), 10,
-                     "the S3 gate's log line")
-    return boto3.client("s3", endpoint_url=found.group(1), region_name="us-east-1",
+    return boto3.client("s3", endpoint_url=server.s3_endpoint, region_name="us-east-1",
                         aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET_KEY)
 
 
@@ -383,3 +384,48 @@ def test_the_store_folder_of_a_run_matches_its_roles_grants(store_server, setup)
     assert results["read_probe"].startswith("ok:"), results
     with open(victim_file(store_server, script)) as f:
         assert f.read() == VICTIM
+
+
+# FOLDER_PROBE that first waits for the file --go to appear (so a test can change jobs while it runs).
+WAITING_FOLDER_PROBE = FOLDER_PROBE.replace(
+    '    root = os.environ["OPENGLUE_S3_ROOT"]\n',
+    '    root = os.environ["OPENGLUE_S3_ROOT"]\n'
+    '    import time\n'
+    '    open(args["--ready"], "w").close()\n'
+    '    while not os.path.exists(args["--go"]):\n'
+    '        time.sleep(0.05)\n')
+
+
+@ROOT_ONLY
+def test_code_a_job_names_while_a_run_runs_is_protected_in_that_runs_view(store_server, setup):
+    kit, glue, victim, script, tmp = setup
+    os.chmod(tmp, 0o777)
+    folder = unique("late")
+    late_key = f"{folder}/job.py"
+    ops = [["overwrite", "write", f"scripts/{late_key}", "print('attacker code')"],
+           ["beside", "write", f"scripts/{folder}/other.py", "x"],
+           ["rename_folder", "rename", f"scripts/{folder}", "lake/stolen"],
+           ["unlink", "unlink", f"scripts/{late_key}", None]]
+    attacker = unique("attacker")
+    glue.create_job(Name=attacker, Role="local", Command={"Name": "pythonshell",
+                                                          "ScriptLocation": kit.script(WAITING_FOLDER_PROBE, bucket="probes")})
+    kit.jobs.append(attacker)
+    go, ready, out = tmp / "go", tmp / "ready", tmp / "late.json"
+    run_id = kit.start(attacker, Arguments={"--ops": json.dumps(ops), "--out": str(out), "--go": str(go),
+                                            "--ready": str(ready)})
+    wait_for(lambda: ready.exists(), 60, "the attacker run to start")
+    # Only now does a job name code in a folder that did not exist when the attacker started.
+    late_job = unique("latejob")
+    glue.create_job(Name=late_job, Role="local",
+                    Command={"Name": "pythonshell", "ScriptLocation": f"s3://scripts/{late_key}"})
+    kit.jobs.append(late_job)
+    operator_s3(store_server).put_object(Bucket="scripts", Key=late_key, Body=VICTIM.encode())
+    go.touch()
+    wait_for(lambda: out.exists(), 60, "the attacker's results")
+    results = json.loads(out.read_text())
+    for label in ("overwrite", "beside", "rename_folder", "unlink"):
+        assert results[label] in ("EROFS", "EBUSY", "EXDEV"), (label, results)
+    with open(os.path.join(store_server.data_dir, "s3", "scripts", late_key)) as f:
+        assert f.read() == VICTIM
+    assert wait_run(glue, attacker, run_id, timeout=60)["JobRunState"] == "SUCCEEDED"
+    assert kit.run(late_job, timeout=60)["JobRunState"] == "SUCCEEDED"
