@@ -22,21 +22,14 @@
 namespace openglue::api {
 namespace {
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 Result<std::string> Unescape(std::string_view text, bool plus_is_blank) {
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
     if (c == '%') {
-      int hi = i + 2 < text.size() ? HexValue(text[i + 1]) : -1;
-      int lo = hi >= 0 ? HexValue(text[i + 2]) : -1;
+      int hi = i + 2 < text.size() ? HexDigitValue(text[i + 1]) : -1;
+      int lo = hi >= 0 ? HexDigitValue(text[i + 2]) : -1;
       if (hi < 0 || lo < 0) return Status::InvalidInput("malformed percent-escape in the request");
       out.push_back(static_cast<char>(hi * 16 + lo));
       i += 2;
@@ -72,14 +65,15 @@ const std::string* FindParameter(const std::multimap<std::string, std::string>& 
   return nullptr;
 }
 
-// Bucket sub-resources and the IAM actions reading, writing and deleting them.
-struct BucketSubresource {
+// A sub-resource (`?acl`) and the IAM actions reading, writing and deleting it.
+struct Subresource {
   const char* name;
   const char* get;
   const char* put;
   const char* remove;
 };
-constexpr BucketSubresource kBucketSubresources[] = {
+// Of buckets.
+constexpr Subresource kBucketSubresources[] = {
     {"acl", "s3:GetBucketAcl", "s3:PutBucketAcl", "s3:PutBucketAcl"},
     {"policy", "s3:GetBucketPolicy", "s3:PutBucketPolicy", "s3:DeleteBucketPolicy"},
     {"policyStatus", "s3:GetBucketPolicyStatus", "s3:PutBucketPolicy", "s3:PutBucketPolicy"},
@@ -120,13 +114,8 @@ constexpr BucketSubresource kBucketSubresources[] = {
      "s3:ListBucketMultipartUploads"},
 };
 
-struct ObjectSubresource {
-  const char* name;
-  const char* get;
-  const char* put;
-  const char* remove;
-};
-constexpr ObjectSubresource kObjectSubresources[] = {
+// Of objects.
+constexpr Subresource kObjectSubresources[] = {
     {"acl", "s3:GetObjectAcl", "s3:PutObjectAcl", "s3:PutObjectAcl"},
     {"tagging", "s3:GetObjectTagging", "s3:PutObjectTagging", "s3:DeleteObjectTagging"},
     {"retention", "s3:GetObjectRetention", "s3:PutObjectRetention", "s3:PutObjectRetention"},
@@ -347,7 +336,7 @@ Result<S3Access> DescribeS3Request(const HttpRequestHead& head) {
           "browser-form POST uploads are not served by OpenGlue's S3 API (docs/security.md); use PUT");
     }
     bool sub = false;
-    for (const BucketSubresource& s : kBucketSubresources) {
+    for (const Subresource& s : kBucketSubresources) {
       if (!FindParameter(params, s.name)) continue;
       sub = true;
       AddCheck(&access, read ? s.get : method == "DELETE" ? s.remove : s.put, bucket, "");
@@ -362,7 +351,7 @@ Result<S3Access> DescribeS3Request(const HttpRequestHead& head) {
     return access;
   }
   bool sub = false;
-  for (const ObjectSubresource& s : kObjectSubresources) {
+  for (const Subresource& s : kObjectSubresources) {
     if (!FindParameter(params, s.name)) continue;
     sub = true;
     AddCheck(&access, read ? s.get : method == "DELETE" ? s.remove : s.put, bucket, key);

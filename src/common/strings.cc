@@ -212,14 +212,12 @@ std::string EscapeControlCharacters(std::string_view text) {
   return out;
 }
 
-namespace {
 int HexDigitValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
 }
-}  // namespace
 
 std::string PercentDecode(std::string_view text) {
   std::string out;

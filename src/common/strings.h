@@ -14,6 +14,8 @@ std::string Join(const std::vector<std::string>& parts, std::string_view sep);
 std::string Trim(std::string_view s);
 bool StartsWith(std::string_view s, std::string_view prefix);
 std::string HexEncode(std::string_view bytes);
+// The value of one hexadecimal digit (either case), or -1.
+int HexDigitValue(char c);
 std::string Base64Encode(std::string_view bytes);
 // Returns false if `text` is not valid base64.
 bool Base64Decode(std::string_view text, std::string* out);
