@@ -467,9 +467,11 @@ int Serve(int argc, char** argv) {
       gate_options.port = s3_options.port;
       gate_options.upstream = s3_api->socket_path();
       auto gate = api::S3Gate::Make(
-          gate_options, [&authorizer, &code_objects](const api::S3Access& access) {
+          gate_options,
+          [&authorizer, &code_objects](const api::S3Access& access) {
             return api::AuthorizeS3Access(authorizer, access, code_objects);
-          });
+          },
+          [&authorizer](const std::string& key) { return authorizer.FindRun(key).has_value(); });
       if (!gate.ok()) return Fail("S3 API: " + gate.status().message());
       s3_gate = std::move(*gate);
       s3_gate->Start();

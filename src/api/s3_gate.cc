@@ -556,7 +556,7 @@ jobs::StoreGrants StoreGrantsOf(const std::vector<std::string>& statements) {
   return grants;
 }
 
-Result<std::unique_ptr<S3Gate>> S3Gate::Make(S3GateOptions options, S3Authorize authorize) {
+Result<std::unique_ptr<S3Gate>> S3Gate::Make(S3GateOptions options, S3Authorize authorize, S3IsRun is_run) {
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(options.port));
@@ -576,11 +576,15 @@ Result<std::unique_ptr<S3Gate>> S3Gate::Make(S3GateOptions options, S3Authorize 
   socklen_t len = sizeof(addr);
   getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
   int port = ntohs(addr.sin_port);
-  return std::unique_ptr<S3Gate>(new S3Gate(std::move(options), std::move(authorize), fd, port));
+  return std::unique_ptr<S3Gate>(new S3Gate(std::move(options), std::move(authorize), std::move(is_run), fd, port));
 }
 
-S3Gate::S3Gate(S3GateOptions options, S3Authorize authorize, int listen_fd, int port)
-    : options_(std::move(options)), authorize_(std::move(authorize)), listen_fd_(listen_fd), port_(port) {}
+S3Gate::S3Gate(S3GateOptions options, S3Authorize authorize, S3IsRun is_run, int listen_fd, int port)
+    : options_(std::move(options)),
+      authorize_(std::move(authorize)),
+      is_run_(std::move(is_run)),
+      listen_fd_(listen_fd),
+      port_(port) {}
 
 S3Gate::~S3Gate() {
   Stop();
@@ -670,9 +674,12 @@ void S3Gate::Serve(int client) {
   // What a run credential may not send; the authorizer refuses it to runs (RunRefusal).
   Status strict = CheckRunRequest(head, *access);
   if (!strict.ok()) access->refused_to_runs = strict.message();
-  // A DeleteObjects body is read (up to max_delete_body) so that its keys are checked.
+  // A run's DeleteObjects body is read (up to max_delete_body) so that its keys are checked.
   std::string_view rest = std::string_view(buffer).substr(head.head_bytes);
-  if (access->deletes_listed_keys && !head.chunked && head.content_length <= options_.max_delete_body) {
+  const bool run = !access->principal.empty() && is_run_ && is_run_(access->principal);
+  if (access->deletes_listed_keys && !run) {
+    // Not a run's: nothing to check in the body (versitygw authenticates and decides).
+  } else if (access->deletes_listed_keys && !head.chunked && head.content_length <= options_.max_delete_body) {
     if (head.expect_continue && rest.size() < head.content_length)
       SendAll(client, "HTTP/1.1 100 Continue\r\n\r\n");
     Clock::time_point body_deadline = Clock::now() + std::chrono::milliseconds(options_.idle_timeout_ms);

@@ -107,11 +107,14 @@ struct S3GateOptions {
 // OK, or an error whose message the client gets as AccessDenied (kAccessDenied) or
 // InvalidRequest (other codes).
 using S3Authorize = std::function<Status(const S3Access& access)>;
+// Whether an access key is a job run's (whose DeleteObjects bodies the gate reads, to check them;
+// nobody else makes the gate buffer a body).
+using S3IsRun = std::function<bool(const std::string& access_key)>;
 
 class S3Gate {
  public:
   // Binds the port. InvalidInput for a bad host; Internal when it cannot listen.
-  static Result<std::unique_ptr<S3Gate>> Make(S3GateOptions options, S3Authorize authorize);
+  static Result<std::unique_ptr<S3Gate>> Make(S3GateOptions options, S3Authorize authorize, S3IsRun is_run);
   ~S3Gate();  // Stop()
 
   void Start();
@@ -122,12 +125,13 @@ class S3Gate {
   std::string endpoint() const;  // "http://host:port"
 
  private:
-  S3Gate(S3GateOptions options, S3Authorize authorize, int listen_fd, int port);
+  S3Gate(S3GateOptions options, S3Authorize authorize, S3IsRun is_run, int listen_fd, int port);
   void AcceptLoop();
   void Serve(int client) EXCLUDES(mutex_);
 
   const S3GateOptions options_;
   const S3Authorize authorize_;
+  const S3IsRun is_run_;
   const int listen_fd_;
   const int port_;
   std::thread acceptor_;
