@@ -149,14 +149,19 @@ Status RunAuthorizer::AuthorizeResource(const std::string& principal, const std:
   if (!policy)
     return Status(StatusCode::kAccessDenied,
                   "User: " + principal + " is not authorized to perform: " + action + " on resource: " + resource);
-  for (const std::string& entry : *policy->statements) {
+  return AuthorizeResourceFor(*policy, principal, action, resource);
+}
+
+Status RunAuthorizer::AuthorizeResourceFor(const RunPolicy& policy, const std::string& principal,
+                                           const std::string& action, const std::string& resource) {
+  for (const std::string& entry : *policy.statements) {
     PolicyStatement statement = ParseStatement(entry);
     if (!ActionMatches(statement.action, action)) continue;
     if (statement.resources.empty()) return Status::OK();
     for (const std::string& pattern : statement.resources)
       if (ResourceMatches(pattern, resource)) return Status::OK();
   }
-  const RunPrincipal& run = policy->run;
+  const RunPrincipal& run = policy.run;
   return Status(StatusCode::kAccessDenied,
                 "User: " + principal + " (job run " + run.run_id + " of job " + run.job + ", role '" +
                     run.role + "') is not authorized to perform: " + action + " on resource: " + resource);

@@ -94,6 +94,9 @@ class RunAuthorizer {
     const std::vector<std::string>* statements;
   };
   std::optional<RunPolicy> RunPolicyOf(const std::string& principal) const EXCLUDES(mutex_);
+  // AuthorizeResource for a run already looked up with RunPolicyOf.
+  static Status AuthorizeResourceFor(const RunPolicy& policy, const std::string& principal,
+                                     const std::string& action, const std::string& resource);
 
  private:
   const std::set<std::string> administrators_;

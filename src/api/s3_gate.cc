@@ -497,8 +497,8 @@ Status AuthorizeS3Access(const RunAuthorizer& authorizer, const S3Access& access
   if (!access.refused_to_runs.empty()) return Status::InvalidInput(access.refused_to_runs);
   std::optional<std::map<std::string, std::string>> code;
   for (const S3Check& check : access.checks) {
-    OG_RETURN_NOT_OK(authorizer.AuthorizeResource(access.principal, check.action,
-                                                  S3ResourceArn(check.bucket, check.key)));
+    OG_RETURN_NOT_OK(RunAuthorizer::AuthorizeResourceFor(*run, access.principal, check.action,
+                                                         S3ResourceArn(check.bucket, check.key)));
     const std::string& action = check.action;
     bool writes = StartsWith(action, "s3:Put") || StartsWith(action, "s3:Delete") ||
                   action == "s3:AbortMultipartUpload" || action == "s3:RestoreObject";

@@ -314,6 +314,8 @@ Result<std::unique_ptr<JobService>> JobService::Make(store::MetadataStore* store
   if (ec) return Status::InvalidInput("cannot create " + options.data_dir + "/runs: " + ec.message());
   std::unique_ptr<JobService> service(new JobService(store, clock, random, launcher, logs,
                                                      std::move(credentials), std::move(options)));
+  std::string folder = std::filesystem::weakly_canonical(service->options_.data_dir + "/s3", ec).string();
+  service->store_folder_ = folder.empty() ? service->options_.data_dir + "/s3" : folder;
   service->objects_ = service->options_.objects;
   if (!service->objects_) {
     OG_ASSIGN_OR_RETURN(service->own_objects_,
@@ -456,11 +458,15 @@ void JobService::ProtectCodeInRunningRuns() {
     OG_LOG(kError, "cannot protect jobs' code in running runs: " << code.status().message());
     return;
   }
-  std::error_code ec;
-  std::string store = std::filesystem::weakly_canonical(options_.data_dir + "/s3", ec).string();
-  std::vector<std::string> pins = {store.empty() ? options_.data_dir + "/s3" : store};
+  std::vector<std::string> pins = {store_folder_};
   std::vector<std::string> entries = CodePinArgs(*code);
   pins.insert(pins.end(), entries.begin(), entries.end());
+  {
+    // Runs launched since the last change got these pins at launch; the others have them.
+    MutexLock lock(&pins_mutex_);
+    if (pins == pins_applied_) return;
+    pins_applied_ = pins;
+  }
   for (int pid : pids) {
     Status protected_ = launcher_->ProtectCode(pid, pins);
     if (!protected_.ok()) OG_LOG(kError, protected_.message());
@@ -1119,13 +1125,11 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
   spec.run_dir = dir;
   {
     // The run's view of the store folder: its Role's grants, jobs' code read-only.
-    StoreGrants grants = options_.store_grants ? options_.store_grants(GetString(GetObject(*doc, "_og"), "role"))
-                                               : StoreGrants{};
+    StoreGrants grants = options_.store_grants ? options_.store_grants(grant.role) : StoreGrants{};
     Result<std::map<std::string, std::string>> code = CodeObjects();
     if (!code.ok())
       return Finish(run, doc, JobRunState::kError, "Could not start the job run: " + code.status().message());
-    std::string store = std::filesystem::weakly_canonical(options_.data_dir + "/s3", ec).string();
-    spec.store_view = StoreViewArgs(store.empty() ? options_.data_dir + "/s3" : store, grants, *code);
+    spec.store_view = StoreViewArgs(store_folder_, grants, *code);
   }
   std::filesystem::create_directories(std::filesystem::path(spec.stdout_path).parent_path(), ec);
   // The secret reaches the run through its environment only, never a command line or the store.

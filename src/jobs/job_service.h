@@ -282,6 +282,11 @@ class JobService {
   JobServiceOptions options_;
   std::unique_ptr<storage::ObjectStore> own_objects_;  // the embedded store, unless given one
   storage::ObjectStore* objects_ = nullptr;
+  std::string store_folder_;  // <data_dir>/s3, resolved once (the runs' store views are of it)
+  // The code pins last added to running runs' views: a job change that names no new code adds
+  // none again.
+  Mutex pins_mutex_;
+  std::vector<std::string> pins_applied_ GUARDED_BY(pins_mutex_);
 
   Mutex random_mutex_;
   Random* random_ PT_GUARDED_BY(random_mutex_);
