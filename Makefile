@@ -26,7 +26,7 @@ APT_PACKAGES += libthrift-dev thrift-compiler libboost-dev
 VERSITYGW_VERSION = v1.8.0
 VERSITYGW_STAMP = $(VENV)/.versitygw-$(VERSITYGW_VERSION)
 # Jars the Spark engine needs beyond pyspark's own (S3A, JDBC drivers): from Maven Central with
-# curl, pinned by sha256 in spark-jars.txt, into $(SPARK_JARS_DIR) (awsglue.spark_conf finds them).
+# curl, pinned by sha256 in spark-jars.txt, into $(SPARK_JARS_DIR) (openglue_runtime.engines.spark.conf finds them).
 SPARK_JARS_DIR = $(VENV)/share/openglue/jars
 SPARK_JARS_STAMP = $(SPARK_JARS_DIR)/.stamp
 CMAKE_FLAGS ?=

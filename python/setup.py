@@ -1,5 +1,6 @@
-"""Packaging details pyproject.toml cannot say: the pyspark stand-in folder installed under
-another name, the engine's binary as package data, and the .pth start-up hook in the wheel."""
+"""Packaging details pyproject.toml cannot say: the two packages (`awsglue`, the façade, and
+`openglue_runtime`, the machinery), the pyspark stand-in folder installed under another name,
+the engine's binary as package data, and the .pth start-up hook in the wheel."""
 import os
 
 from setuptools import find_packages, setup
@@ -23,9 +24,11 @@ class BuildPyWithStartupHook(build_py):
 
 standin = ["openglue_standin"] + ["openglue_standin." + p for p in find_packages("shims")]
 setup(
-    packages=find_packages(include=["awsglue", "awsglue.*"]) + standin,
+    packages=find_packages(include=["awsglue", "awsglue.*", "openglue_runtime",
+                                    "openglue_runtime.*"]) + standin,
     package_dir={"openglue_standin": "shims"},
-    package_data={"awsglue": ["_engine*.so", "*.pyi", "py.typed"]},
+    package_data={"openglue_runtime.engines.embedded": ["_engine*.so", "README.md"],
+                  "awsglue": ["*.pyi", "py.typed"]},
     cmdclass={"build_py": BuildPyWithStartupHook},
     zip_safe=False,
 )

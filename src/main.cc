@@ -100,7 +100,7 @@ aws_access_key_id="test", aws_secret_access_key="test")
 
 // Runs `argv` (with `extra_env` added to this process's environment), writes `input` to its
 // stdin and returns its stdout once it exits. Killed after `timeout_s`; at most 64 MiB of output.
-// For the crawler's JDBC schema discovery (awsglue.crawl_jdbc).
+// For the crawler's JDBC schema discovery (openglue_runtime.crawl_jdbc).
 // Who a helper runs as and where (docs/security.md, "Helpers"): in `cwd`, a folder only the
 // server can write, and when `drop` (the server is root) as `uid`:`gid` with `group` as its only
 // supplementary group (the job group, which may execute the interpreter), without new privileges.
@@ -680,7 +680,7 @@ int Serve(int argc, char** argv) {
   crawler_options.schedules_changed = [&scheduler_to_wake] {
     if (scheduler_to_wake != nullptr) scheduler_to_wake->CrawlerSchedulesChanged();
   };
-  // JDBC targets: the runtime's awsglue.crawl_jdbc reads the database's information_schema.
+  // JDBC targets: the runtime's openglue_runtime.crawl_jdbc reads the database's information_schema.
   // The helper runs isolated: -I (no cwd, PYTHONPATH or user site on sys.path; the runtime is
   // put on it by name), in a folder of the server's, and as root's stand-in `nobody` when root.
   HelperSandbox helper_sandbox;
@@ -697,12 +697,12 @@ int Serve(int argc, char** argv) {
   }
   crawler_options.jdbc = [python = config.python, runtime_path, helper_sandbox](const Json& request) -> Result<Json> {
     const std::string launch = "import sys, runpy; sys.path.insert(0, sys.argv.pop(1)); "
-                               "runpy.run_module('awsglue.crawl_jdbc', run_name='__main__', alter_sys=True)";
-    OG_ASSIGN_OR_RETURN(std::string out, RunHelper({python, "-I", "-c", launch, runtime_path, "awsglue.crawl_jdbc"}, {},
+                               "runpy.run_module('openglue_runtime.crawl_jdbc', run_name='__main__', alter_sys=True)";
+    OG_ASSIGN_OR_RETURN(std::string out, RunHelper({python, "-I", "-c", launch, runtime_path, "openglue_runtime.crawl_jdbc"}, {},
                                                    DumpJson(request), 120, helper_sandbox));
     Json answer = ParseJson(out);
     if (answer.is_discarded() || !answer.is_object())
-      return Status::Internal("awsglue.crawl_jdbc gave no JSON answer");
+      return Status::Internal("openglue_runtime.crawl_jdbc gave no JSON answer");
     return answer;
   };
   auto crawler_service = crawler::CrawlerService::Make(store->get(), catalog->get(), &clock, &random,
@@ -794,7 +794,7 @@ int Serve(int argc, char** argv) {
   return 0;
 }
 
-// `openglue bookmarks ...` is the Python tool awsglue.bookmark_tool (it reuses the runtime's
+// `openglue bookmarks ...` is the Python tool openglue_runtime.bookmark_tool (it reuses the runtime's
 // listing and selection): exec the build's interpreter on it, with the runtime on PYTHONPATH
 // (OPENGLUE_RUNTIME_PATH, the serve option's variable, else the source tree's python/).
 int Bookmarks(int argc, char** argv) {
@@ -804,7 +804,7 @@ int Bookmarks(int argc, char** argv) {
   const char* inherited = std::getenv("PYTHONPATH");
   std::string path = runtime + (inherited && *inherited ? ":" + std::string(inherited) : "");
   if (setenv("PYTHONPATH", path.c_str(), 1) != 0) return Fail("cannot set PYTHONPATH");
-  std::vector<std::string> args = {python, "-m", "awsglue.bookmark_tool"};
+  std::vector<std::string> args = {python, "-m", "openglue_runtime.bookmark_tool"};
   for (int i = 0; i < argc; ++i) args.emplace_back(argv[i]);
   std::vector<char*> exec_argv;
   for (std::string& arg : args) exec_argv.push_back(arg.data());

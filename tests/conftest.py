@@ -20,7 +20,7 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Every Spark JVM of the tests (sessions in this process, the standalone master and worker) runs
 # on the loopback address; without this Spark needs the machine's host name to resolve
-# (awsglue.spark_conf.spark_environment; job runs get it from the runtime).
+# (openglue_runtime.engines.spark.conf.spark_environment; job runs get it from the runtime).
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 import job_access  # noqa: E402  (tools/job_access.py)

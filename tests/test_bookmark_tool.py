@@ -4,7 +4,7 @@ a wrong job name is a clear error with a non-zero exit status.
 
 Everything goes through the real server: runs are started with StartJobRun, the bookmark moves
 through the runtime's commit, and the tool is the `openglue` binary (`openglue bookmarks ...`),
-which hands over to `python -m awsglue.bookmark_tool`. Storage is the embedded store over its S3
+which hands over to `python -m openglue_runtime.bookmark_tool`. Storage is the embedded store over its S3
 API (objects put with boto3's s3 client) and a plain local folder.
 """
 import json

@@ -1,9 +1,9 @@
-"""awsglue.catalog against a real server: tables made with boto3, resolved as the ETL runtime
+"""openglue_runtime.catalog against a real server: tables made with boto3, resolved as the ETL runtime
 resolves them (from_catalog reads and writes)."""
 import pytest
 
 from jobkit import unique
-from awsglue import catalog
+from openglue_runtime import catalog
 from conftest import ACCESS_KEY, REGION, SECRET_KEY
 
 

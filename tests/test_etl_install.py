@@ -59,15 +59,15 @@ def test_installed_package_runs_a_glue_script_in_process(venv, tmp_path):
     python, purelib = venv
     result = run(python, """
         import json, os
-        import awsglue, pyspark
+        import awsglue, openglue_runtime, pyspark
         from pyspark.context import SparkContext
         from pyspark.sql import SparkSession
         from pyspark.sql.functions import col
         from awsglue.utils import getResolvedOptions
         from awsglue.job import Job
-        from awsglue.storage import storage_options
-        from awsglue.catalog import hive_to_glue
-        from awsglue.spark_api import SparkApiUnavailable
+        from openglue_runtime.storage import storage_options
+        from openglue_runtime.catalog import hive_to_glue
+        from openglue_runtime.engines.embedded.spark_api import SparkApiUnavailable
         args = getResolvedOptions(["x.py", "--JOB_NAME", "j", "--day=1"], ["JOB_NAME", "day"])
         sc = SparkContext.getOrCreate()
         spark = SparkSession.builder.getOrCreate()
@@ -81,6 +81,7 @@ def test_installed_package_runs_a_glue_script_in_process(venv, tmp_path):
             failed = str(e)
         print(json.dumps({
             "awsglue": os.path.dirname(awsglue.__file__),
+            "runtime": os.path.dirname(openglue_runtime.__file__),
             "pyspark": pyspark.__file__, "standin": getattr(pyspark, "__openglue_standin__", False),
             "args": args, "storage": storage_options({"OPENGLUE_S3_ROOT": "/r"}),
             "type": hive_to_glue("bigint"), "failed": failed}))
@@ -89,6 +90,7 @@ def test_installed_package_runs_a_glue_script_in_process(venv, tmp_path):
     import json
     got = json.loads(result.stdout.strip().splitlines()[-1])
     assert got["awsglue"] == os.path.join(purelib, "awsglue")
+    assert got["runtime"] == os.path.join(purelib, "openglue_runtime")
     assert got["pyspark"] == os.path.join(purelib, "openglue_standin", "pyspark", "__init__.py")
     assert got["standin"] is True
     assert got["args"] == {"JOB_NAME": "j", "day": "1"}
@@ -97,8 +99,9 @@ def test_installed_package_runs_a_glue_script_in_process(venv, tmp_path):
     assert got["failed"].startswith("spark.sql() is Spark's API (pyspark)")
     assert os.path.exists(os.path.join(purelib, "openglue_standin.pth"))
     # The engine's binary is installed with the package when the build has made it.
-    built = glob.glob(os.path.join(ROOT, "python", "awsglue", "_engine*.so"))
-    installed = glob.glob(os.path.join(purelib, "awsglue", "_engine*.so"))
+    engine_dir = os.path.join("openglue_runtime", "engines", "embedded")
+    built = glob.glob(os.path.join(ROOT, "python", engine_dir, "_engine*.so"))
+    installed = glob.glob(os.path.join(purelib, engine_dir, "_engine*.so"))
     assert [os.path.basename(p) for p in installed] == [os.path.basename(p) for p in built]
 
 

@@ -37,7 +37,7 @@ GLUE_SCRIPT = """
     from pyspark.sql.functions import col
     from awsglue.utils import getResolvedOptions
     from awsglue.job import Job
-    from awsglue import catalog
+    from openglue_runtime import catalog
     args = getResolvedOptions(sys.argv, ["JOB_NAME", "db", "out", "use_spark"])
     sc = SparkContext.getOrCreate()
     spark = SparkSession.builder.getOrCreate()

@@ -1,12 +1,13 @@
-"""awsglue.jdbc in-process against real PostgreSQL and MariaDB (tests/dbkit.py): types, parallel
+"""openglue_runtime.jdbc in-process against real PostgreSQL and MariaDB (tests/dbkit.py): types, parallel
 reads, sampleQuery, sinks (create, append, merge), and bookmark selection with a stand-in Job."""
 import datetime
 import decimal
 
 import pytest
 
-from awsglue import jdbc
+from openglue_runtime import jdbc
 from awsglue import job as jobmod
+from openglue_runtime import run_state
 from awsglue.context import GlueContext
 from dbkit import anydb, maria, pg  # noqa: F401
 
@@ -15,9 +16,9 @@ from dbkit import anydb, maria, pg  # noqa: F401
 def no_current_job():
     """A test here that runs Job.init() leaves no current Job behind (python/tests'
     job_isolation does the same for that folder; pytest runs both folders in one process)."""
-    jobmod._current = None
+    run_state.set_current_job(None)
     yield
-    jobmod._current = None
+    run_state.set_current_job(None)
 
 
 # --------------------------------------------------------------------------------------------
@@ -263,7 +264,7 @@ class FakeJob:
 
 
 def _read_ids(monkeypatch, db, job, **opts):
-    monkeypatch.setattr(jobmod, "current_job", lambda: job)
+    monkeypatch.setattr(run_state, "current_job", lambda: job)
     frame = GlueContext().create_dynamic_frame.from_options(
         db.kind, db.options(**opts), transformation_ctx="src")
     return sorted(tuple(r.values()) for r in frame.to_arrow().to_pylist())
@@ -312,7 +313,7 @@ def test_bookmark_descending_keys(anydb, monkeypatch):
     assert job.registered["src"]["state"]["high"] == [80]
     anydb.execute("INSERT INTO bm_d VALUES (70), (85)")
     job2 = FakeJob(start=job.registered["src"]["state"])
-    monkeypatch.setattr(jobmod, "current_job", lambda: job2)
+    monkeypatch.setattr(run_state, "current_job", lambda: job2)
     frame = GlueContext().create_dynamic_frame.from_options(
         anydb.kind, anydb.options(**opts), transformation_ctx="src")
     assert [r["k"] for r in frame.to_arrow().to_pylist()] == [70]
@@ -348,7 +349,7 @@ def test_bookmark_without_keys_or_primary_key_is_an_error(anydb, monkeypatch):
 def test_a_source_without_transformation_ctx_reads_everything(anydb, monkeypatch):
     _numbers(anydb, "bm_noctx", n=4)
     job = FakeJob(start={"type": "jdbc", "keys": ["id"], "sort_order": "asc", "high": [3]})
-    monkeypatch.setattr(jobmod, "current_job", lambda: job)
+    monkeypatch.setattr(run_state, "current_job", lambda: job)
     frame = GlueContext().create_dynamic_frame.from_options(
         anydb.kind, anydb.options(dbtable="bm_noctx"))
     assert frame.count() == 4 and job.registered == {}

@@ -1,4 +1,4 @@
-"""The settings of awsglue.spark_conf.session_conf() on real Spark (pyspark 3.5.9, Java 17): a
+"""The settings of openglue_runtime.engines.spark.conf.session_conf() on real Spark (pyspark 3.5.9, Java 17): a
 standalone master + worker (tests/sparkkit.py), S3A to the OpenGlue server's S3 API (versitygw),
 Spark's JDBC source with the PostgreSQL and MariaDB drivers of spark-jars.txt against real
 servers (tests/dbkit.py), and event logs under the run's folder.
@@ -25,21 +25,21 @@ from jobkit import ERROR, kit, log_messages  # noqa: F401  (fixture)
 from sparkkit import own_jvm_session, spark_cluster  # noqa: F401  (fixture)
 from test_s3_api import s3_server
 
-from awsglue.spark_conf import session_conf, spark_jars, spark_jdbc, this_machine
+from openglue_runtime.engines.spark.conf import session_conf, spark_jars, spark_jdbc, this_machine
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 DRIVER = textwrap.dedent("""
     import json, os, sys
-    from awsglue.spark_conf import session_conf, spark_environment
-    from awsglue.spark_engine import host_name_resolves
+    from openglue_runtime.engines.spark.conf import session_conf, spark_environment
+    from openglue_runtime.engines.spark.engine import host_name_resolves
     from pyspark import SparkConf
     from pyspark.sql import SparkSession
     from pyspark.sql.functions import udf
 
     args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
     conf = session_conf(args)
-    # What the runtime's engine set-up does before the JVM starts (awsglue.spark_engine).
+    # What the runtime's engine set-up does before the JVM starts (openglue_runtime.engines.spark.engine).
     os.environ.update(spark_environment(conf))
     if not host_name_resolves():
         for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):

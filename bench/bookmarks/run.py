@@ -19,8 +19,8 @@ in one session of one server:
      processing 100 objects costs with a bookmark's load and commit, job-run overhead included.
      incremental - baseline is then what the 100,000 processed objects cost.
   6. listing: the engine's own listing of the big prefix in this process (the call the runtime
-     makes, awsglue._embedded.native.list_files), and the selection function
-     (awsglue.bookmarks.s3_select) on that listing with the committed state.
+     makes, openglue_runtime.engines.embedded.native.list_files), and the selection function
+     (openglue_runtime.bookmarks.s3_select) on that listing with the committed state.
   7. state size: GetJobBookmark's JobBookmark in bytes after the setup (N old objects, nothing
      in the band), after the incremental run (100 objects in the band), and for a second job over
      a prefix of M objects (default 10,000): the size depends on the band, not on N.
@@ -161,7 +161,7 @@ class Bench:
 
 def timed_listing(path, repeat, storage_env=None):
     """The engine's listing of `path` in this process (best of `repeat`), and the listing."""
-    from awsglue._embedded import native
+    from openglue_runtime.engines.embedded import native
     saved = dict(os.environ)
     try:
         if storage_env is not None:
@@ -180,7 +180,7 @@ def timed_listing(path, repeat, storage_env=None):
 
 
 def timed_select(listing, state, repeat):
-    from awsglue.bookmarks import s3_select
+    from openglue_runtime.bookmarks import s3_select
     times, selected = [], None
     for _ in range(repeat):
         now_ms = int(time.time() * 1000)
@@ -340,7 +340,7 @@ def report(args, started, info, results):
             results["baseline"]),
         "",
         f"Listing the {n + new:,} objects (the engine's `list_files`, in-process): "
-        f"**{fmt(listing, 3)} s**; `awsglue.bookmarks.s3_select` on that listing: "
+        f"**{fmt(listing, 3)} s**; `openglue_runtime.bookmarks.s3_select` on that listing: "
         f"**{fmt(select, 3)} s**; `openglue bookmarks plan` end to end (list + select + "
         f"client start): {fmt(results.get('plan_s'), 2)} s, predicting exactly the {new} new "
         f"objects: {'yes' if results.get('plan_exact') else 'no'}.",

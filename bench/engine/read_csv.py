@@ -1,4 +1,4 @@
-"""Read throughput of awsglue._engine's CSV scan vs pyarrow.csv.open_csv (one process per run).
+"""Read throughput of openglue_runtime.engines.embedded._engine's CSV scan vs pyarrow.csv.open_csv (one process per run).
 
     python bench/engine/read_csv.py gen  FILE MB        # write a generated CSV of about MB megabytes
     python bench/engine/read_csv.py run  FILE MODE      # MODE: engine | engine-schema | pyarrow
@@ -61,7 +61,7 @@ def run(path, mode):
     if mode == "pyarrow":
         reader = pacsv.open_csv(path)
     else:
-        from awsglue import _engine
+        from openglue_runtime.engines.embedded import _engine
         scan = _engine.scan([path], "csv", {"withHeader": "true"}, {})
         stream = scan.stream(SCHEMA if mode == "engine-schema" else None)
         reader = pa.RecordBatchReader.from_stream(stream)

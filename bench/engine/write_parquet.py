@@ -1,4 +1,4 @@
-"""Write throughput of awsglue._engine.write against pyarrow.dataset.write_dataset.
+"""Write throughput of openglue_runtime.engines.embedded._engine.write against pyarrow.dataset.write_dataset.
 
 A ~500 MB in-memory table (8 columns: ints, doubles, decimals, strings, a timestamp and a date
 with 30 distinct days in random row order) is written as snappy Parquet partitioned by the date
@@ -57,7 +57,7 @@ def child(which, rows, out, partition=True):
     start_cpu = time.process_time()
     start = time.perf_counter()
     if which == "openglue":
-        from awsglue import _engine
+        from openglue_runtime.engines.embedded import _engine
         files = _engine.write(table, out, "parquet", {"compression": "snappy"}, ["day"] if partition else [], {})
     else:
         import pyarrow.dataset as ds

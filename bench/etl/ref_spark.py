@@ -7,7 +7,7 @@ DataFrame API: what the Glue script does, as a Spark user would write it.
 Reads the CSV with its header (every column text, RFC 4180 quoting: `"` escapes `"`, empty
 values null), casts every column to its target type as ApplyMapping does (a value that does not
 convert becomes null), writes snappy Parquet partitioned by order_date (Hive-style folders).
-The session is built by awsglue.spark_conf.session_conf, as a job run's is (with
+The session is built by openglue_runtime.engines.spark.conf.session_conf, as a job run's is (with
 OPENGLUE_WORKER_TYPE / OPENGLUE_NUMBER_OF_WORKERS from the environment when set), plus two
 output settings so that the files hold the reference's types: timestamps without time zone
 (TIMESTAMP_NTZ, microseconds).
@@ -41,7 +41,7 @@ def main(argv=None):
     from pyspark.sql import SparkSession
     from pyspark.sql.functions import col
 
-    from awsglue.spark_conf import session_conf, spark_environment
+    from openglue_runtime.engines.spark.conf import session_conf, spark_environment
 
     job_args = {"--JOB_NAME": "bench_etl_spark"}
     if args.master:

@@ -13,9 +13,9 @@ runs, one after the other in one run, each as its own process:
                      GetJobRun polled to SUCCEEDED; the input hard-linked into the server's
                      embedded store, the output written to it
   openglue-spark     the same script as a job run with `--engine spark`: the Glue API over Spark
-                     DataFrames (awsglue/spark_frames.py) in local mode, the JVM started by the run
+                     DataFrames (openglue_runtime/engines/spark/frames.py) in local mode, the JVM started by the run
   spark              bench/etl/ref_spark.py: the same pipeline in Spark's DataFrame API on pyspark
-                     in local mode (session from awsglue.spark_conf.session_conf); its start-up
+                     in local mode (session from openglue_runtime.engines.spark.conf.session_conf); its start-up
                      (JVM + SparkSession) is reported apart from the work
 
 and measures for each: wall time, CPU (user + system, from wait4's rusage; for the job run from
@@ -26,7 +26,7 @@ columns (sums of the numbers, decimals and timestamps, lengths of the strings, n
 counts), and the column types. Prints a report; a full run rewrites the ETL section of
 docs/benchmarks.md.
 
-The OpenGlue rows need the engine module `awsglue._engine` (built by `make build`); without it
+The OpenGlue rows need the engine module `openglue_runtime.engines.embedded._engine` (built by `make build`); without it
 they say "not available" and the references still run.
 
     make bench-etl                         # = python3 bench/etl/run.py (2 GB, writes the doc)
@@ -233,13 +233,13 @@ def runtime_env(runtime_path, extra=None):
 
 
 def engine_status(python, runtime_path):
-    """None when `awsglue._engine` imports in `python` with the runtime, else why not."""
-    r = subprocess.run([python, "-c", "import awsglue._engine"], env=runtime_env(runtime_path),
+    """None when `openglue_runtime.engines.embedded._engine` imports in `python` with the runtime, else why not."""
+    r = subprocess.run([python, "-c", "import openglue_runtime.engines.embedded._engine"], env=runtime_env(runtime_path),
                        capture_output=True, text=True, timeout=60)
     if r.returncode == 0:
         return None
     last = (r.stderr.strip().splitlines() or ["?"])[-1]
-    return f"awsglue._engine not built ({last[:200]})"
+    return f"openglue_runtime.engines.embedded._engine not built ({last[:200]})"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -264,7 +264,7 @@ def spark_status(python):
 
 
 def run_spark(args, csv_path, workdir):
-    """ref_spark.py in its own process: the runtime on PYTHONPATH (for awsglue.spark_conf) but not
+    """ref_spark.py in its own process: the runtime on PYTHONPATH (for openglue_runtime.engines.spark.conf) but not
     its shims/ (the pyspark stand-in), scratch space under the work folder."""
     out = os.path.join(workdir, "out-spark")
     tmp = os.path.join(workdir, "spark-tmp")

@@ -1,14 +1,14 @@
-"""OpenGlue's implementation of the `awsglue` job library.
+"""OpenGlue's implementation of AWS Glue's `awsglue` package: its public modules only.
 
 Job scripts written for AWS Glue import this package unchanged: `awsglue.context.GlueContext`,
 `awsglue.dynamicframe.DynamicFrame`, `awsglue.transforms`, `awsglue.gluetypes`,
-`awsglue.utils.getResolvedOptions` and `awsglue.job.Job`. Data work runs on an engine object
-(`awsglue._embedded.EmbeddedEngine`, the C++/Arrow engine; Spark later) behind the frames.
-OpenGlue's own modules: `awsglue.catalog` (from_catalog resolution through the Glue API),
-`awsglue.storage` (where s3:// goes), `awsglue.spark_api` (Spark's API on the embedded engine),
-`awsglue.engine_select` (which engine runs a script). See docs/runtime.md.
+`awsglue.utils.getResolvedOptions`, `awsglue.job.Job`, `awsglue.data_source`, `awsglue.data_sink`,
+`awsglue.dataframereader`, `awsglue.dataframewriter`. Each is a thin façade: the work is done by
+OpenGlue's machinery in the package `openglue_runtime` (the engines, the catalog, storage and
+JDBC clients, bookmark state), which never imports this one. See python/README.md.
 """
-from awsglue.storage import storage_options  # noqa: F401  (awsglue.storage_options(), CONTRACT.md)
+# awsglue.storage_options() (CONTRACT.md)
+from openglue_runtime.storage import storage_options  # noqa: F401
 
 _DYNAMICFRAME_NAMES = ("DynamicFrame", "DynamicFrameCollection", "DynamicFrameReader",
                        "DynamicFrameWriter")

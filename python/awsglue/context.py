@@ -4,15 +4,21 @@ import sys
 import time
 from typing import Dict, List, Optional
 
-from . import gluetypes as gt
-from ._compat import bookmark_options, select_and_register, spark_unavailable
-from ._embedded import EmbeddedEngine
-from .dynamicframe import DynamicFrame, DynamicFrameReader, DynamicFrameWriter
+from openglue_runtime.run_state import bookmark_options, select_and_register, spark_unavailable
+from openglue_runtime.engines.embedded import EmbeddedEngine
+from openglue_runtime.sinks import (FILE_CONNECTIONS as _FILE_CONNECTIONS,
+                                    JDBC_CONNECTIONS as _JDBC_CONNECTIONS, catalog as _catalog,
+                                    catalog_columns as _catalog_columns, jdbc as _jdbc,
+                                    partition_names as _partition_names,
+                                    write_files as _write_files)
+from awsglue.data_sink import DataSink
+from awsglue.data_source import DataSource
+from awsglue.dataframereader import DataFrameReader
+from awsglue.dataframewriter import DataFrameWriter
+from awsglue.dynamicframe import DynamicFrame, DynamicFrameReader, DynamicFrameWriter
 
 __all__ = ["GlueContext", "DataSource", "DataSink", "GlueLogger"]
 
-_FILE_CONNECTIONS = {"s3", "file", "local"}
-_JDBC_CONNECTIONS = {"postgresql", "mysql", "mariadb"}
 _PURGE_DEFAULT_HOURS = 168
 
 
@@ -46,9 +52,9 @@ class GlueLogger:
 
 def _spark_session():
     """What `glueContext.spark_session` is on the embedded engine: the pyspark stand-in's session
-    (awsglue.spark_api), which allows the harmless preamble (`spark.conf.set`, `sparkContext`,
+    (openglue_runtime.engines.embedded.spark_api), which allows the harmless preamble (`spark.conf.set`, `sparkContext`,
     `stop()`) and raises the clear Spark-API error on real use, never an AttributeError."""
-    from .spark_api import get_spark_session
+    from openglue_runtime.engines.embedded.spark_api import get_spark_session
     return get_spark_session()
 
 
@@ -61,94 +67,6 @@ def _paths(connection_options: dict) -> List[str]:
     return [str(p) for p in paths]
 
 
-def _partition_names(keys) -> List[str]:
-    return [k[0] if isinstance(k, (tuple, list)) else str(k) for k in (keys or [])]
-
-
-_OVERWRITE_MODES = ("append", "dynamic")
-
-
-def _glob_literal(text: str) -> str:
-    """`text` as a Glue glob that matches exactly itself."""
-    return "".join("\\" + c if c in "\\*?[]{},!" else c for c in text)
-
-
-def _write_files(engine, frame: "DynamicFrame", path: str, fmt: str, format_options: dict,
-                 partition_keys: List[str], options: dict) -> List[str]:
-    """Writes `frame` under `path` and returns the files written. With the connection option
-    `partitionOverwriteMode` "dynamic" (Spark's name for it; the default "append" adds files),
-    each partition folder this write puts files in keeps only this write's files: the folder's
-    earlier files are deleted once the new ones are written. A run repeated after failing before
-    `job.commit()` then replaces its partitions instead of adding duplicates; partitions it does
-    not write are left alone."""
-    mode = str(options.get("partitionOverwriteMode") or "append").lower()
-    if mode not in _OVERWRITE_MODES:
-        raise ValueError("partitionOverwriteMode must be one of {} (got {!r})".format(
-            ", ".join(_OVERWRITE_MODES), options.get("partitionOverwriteMode")))
-    if mode == "dynamic" and not partition_keys:
-        raise ValueError("partitionOverwriteMode \"dynamic\" needs partitionKeys: it replaces "
-                         "the partition folders a write puts files in")
-    format_options = dict(format_options or {})
-    codec = options.get("compression") or options.get("compressionType")
-    if codec and (fmt or "").lower() in ("csv", "json") and not any(
-            str(k).lower() == "compression" for k in format_options):
-        # Glue takes a text sink's codec in connection_options too ("bzip" is its bzip2).
-        codec = str(codec).lower()
-        format_options["compression"] = "bzip2" if codec == "bzip" else codec
-    uris = engine.write(frame._plan, path, fmt, format_options, partition_keys)
-    if mode == "dynamic":
-        folders: Dict[str, List[str]] = {}
-        for uri in uris:
-            folders.setdefault(uri.rsplit("/", 1)[0], []).append(_glob_literal(uri))
-        for folder, keep in sorted(folders.items()):
-            engine.purge(folder, None, keep)
-    return uris
-
-
-def glue_type_string(dt: gt.DataType) -> str:
-    """A Glue type as the type name a catalog update takes (`long`, `decimal(10,2)`,
-    `array<struct<a:int>>`); an unresolved choice is written as a struct of its members and a
-    field that is null everywhere as a string."""
-    if isinstance(dt, (gt.NullType, gt.UnknownType)):
-        return "string"
-    if isinstance(dt, gt.DecimalType):
-        return "decimal({},{})".format(dt.precision, dt.scale)
-    if isinstance(dt, gt.ArrayType):
-        return "array<{}>".format(glue_type_string(dt.elementType))
-    if isinstance(dt, gt.MapType):
-        return "map<{},{}>".format(glue_type_string(dt.keyType), glue_type_string(dt.valueType))
-    if isinstance(dt, gt.StructType):
-        return "struct<{}>".format(",".join("{}:{}".format(f.name, glue_type_string(f.dataType))
-                                            for f in dt.fields))
-    if isinstance(dt, gt.ChoiceType):
-        return "struct<{}>".format(",".join("{}:{}".format(n, glue_type_string(t))
-                                            for n, t in dt.choices.items()))
-    if isinstance(dt, gt.EnumType):
-        return "string"
-    return dt.typeName()
-
-
-def _catalog_columns(schema: gt.StructType, pkeys: List[str]):
-    """(data columns, partition keys) as (name, Glue type) pairs for catalog.update_after_write."""
-    types = {f.name: glue_type_string(f.dataType) for f in schema.fields}
-    columns = [(f.name, types[f.name]) for f in schema.fields if f.name not in pkeys]
-    keys = [(k, types.get(k, "string")) for k in pkeys]
-    return columns, keys
-
-
-def _jdbc():
-    from . import jdbc
-    return jdbc
-
-
-def _catalog():
-    try:
-        from . import catalog  # runtime helper's module
-    except ImportError as e:
-        raise RuntimeError("Data Catalog support (awsglue.catalog) is not available: {}".format(e))
-    return catalog
-
-
 class GlueContext:
     """The entry point of a Glue script: `GlueContext(SparkContext.getOrCreate())`.
 
@@ -158,7 +76,7 @@ class GlueContext:
     """
 
     def __init__(self, sparkContext=None, engine=None, **options):
-        from . import spark_engine
+        from openglue_runtime.engines.spark import engine as spark_engine
         # In a job run: decides `auto` if the script has not imported pyspark yet, and says
         # which engine runs it in the run's log.
         self._run_engine = spark_engine.prepare()
@@ -177,11 +95,11 @@ class GlueContext:
         """The Spark engine's native frames on Spark (unless `--spark-frames driver`), else the
         embedded engine."""
         if self._spark_enabled():
-            from .spark_engine import announce_frames, frames_mode
+            from openglue_runtime.engines.spark.engine import announce_frames, frames_mode
             mode = frames_mode()
             announce_frames(mode)
             if mode == "native":
-                from .spark_frames import SparkEngine
+                from openglue_runtime.engines.spark.frames import SparkEngine
                 return SparkEngine(lambda: self.spark_session)
         return EmbeddedEngine()
 
@@ -192,7 +110,7 @@ class GlueContext:
         run) it was built on a real pyspark SparkContext."""
         if self._run_engine:
             return self._run_engine == "spark"
-        from .spark_api import is_standin
+        from openglue_runtime.engines.embedded.spark_api import is_standin
         return self._sc is not None and not is_standin(self._sc) and hasattr(self._sc, "_jsc")
 
     @property
@@ -509,140 +427,5 @@ class GlueContext:
 
     def extract_jdbc_conf(self, connection_name, catalog_id=None):
         """The JDBC settings of a Glue connection, as Glue returns them: url (without the
-        database), fullUrl, user, password, vendor and the SSL fields (awsglue.jdbc)."""
+        database), fullUrl, user, password, vendor and the SSL fields (openglue_runtime.jdbc)."""
         return _jdbc().extract_jdbc_conf(connection_name, catalog_id)
-
-
-class DataFrameReader:
-    """`glueContext.create_data_frame` (Glue 4/5): from_catalog and from_options give Spark
-    DataFrames (the Spark engine)."""
-
-    def __init__(self, ctx: GlueContext):
-        self._ctx = ctx
-
-    def from_catalog(self, database=None, table_name=None, redshift_tmp_dir="",
-                     transformation_ctx="", push_down_predicate="", additional_options=None,
-                     catalog_id=None, **kwargs):
-        return self._ctx.create_data_frame_from_catalog(
-            database, table_name, redshift_tmp_dir, transformation_ctx, push_down_predicate,
-            additional_options, catalog_id, **kwargs)
-
-    def from_options(self, connection_type="s3", connection_options=None, format=None,
-                     format_options=None, transformation_ctx="", **kwargs):
-        return self._ctx.create_data_frame_from_options(
-            connection_type, connection_options, format, format_options, transformation_ctx,
-            **kwargs)
-
-
-class DataFrameWriter:
-    """`glueContext.write_data_frame` (Glue 4/5): from_catalog and from_options take Spark
-    DataFrames (the Spark engine)."""
-
-    def __init__(self, ctx: GlueContext):
-        self._ctx = ctx
-
-    def from_catalog(self, frame, database=None, table_name=None, redshift_tmp_dir="",
-                     transformation_ctx="", additional_options=None, catalog_id=None, **kwargs):
-        return self._ctx.write_data_frame_from_catalog(
-            frame, database, table_name, redshift_tmp_dir, transformation_ctx,
-            additional_options, catalog_id, **kwargs)
-
-    def from_options(self, frame, connection_type="s3", connection_options=None, format=None,
-                     format_options=None, transformation_ctx=""):
-        return self._ctx.write_data_frame_from_options(
-            frame, connection_type, connection_options, format, format_options,
-            transformation_ctx)
-
-
-class DataSource:
-    """`glueContext.getSource(...)`: setFormat then getFrame."""
-
-    def __init__(self, ctx: GlueContext, connection_type: str, fmt, transformation_ctx: str,
-                 push_down_predicate: str, options: dict):
-        self._ctx = ctx
-        self._type = connection_type
-        self._format = fmt
-        self._format_options: dict = {}
-        self._ctxname = transformation_ctx
-        self._pdp = push_down_predicate
-        self._options = options
-
-    def setFormat(self, format: str, **options) -> None:
-        self._format = format
-        self._format_options = dict(options)
-
-    def getFrame(self, **options) -> DynamicFrame:
-        opts = dict(self._options)
-        opts.update(options)
-        if self._type.lower() == "catalog" or ("database" in opts and "table_name" in opts
-                                                and "paths" not in opts):
-            return self._ctx.create_dynamic_frame_from_catalog(
-                opts.pop("database", None), opts.pop("table_name", opts.pop("tableName", None)),
-                transformation_ctx=self._ctxname, push_down_predicate=self._pdp,
-                additional_options=opts)
-        return self._ctx.create_dynamic_frame_from_options(
-            self._type, opts, self._format, self._format_options, self._ctxname)
-
-
-class DataSink:
-    """`glueContext.getSink(...)`: setFormat, setCatalogInfo, writeFrame."""
-
-    def __init__(self, ctx: GlueContext, connection_type: str, fmt, transformation_ctx: str,
-                 options: dict):
-        self._ctx = ctx
-        self._type = connection_type
-        self._format = fmt
-        self._format_options: dict = {}
-        self._ctxname = transformation_ctx
-        self._options = dict(options)
-        self._catalog: Optional[tuple] = None
-
-    def setFormat(self, format: str, **options) -> None:
-        self._format = format
-        self._format_options = dict(options)
-
-    def setCatalogInfo(self, catalogDatabase: str, catalogTableName: str,
-                       catalogId: Optional[str] = None) -> None:
-        self._catalog = (catalogDatabase, catalogTableName, catalogId)
-
-    def writeFrame(self, dynamic_frame: DynamicFrame, info: str = "") -> DynamicFrame:
-        opts = self._options
-        conf = getattr(self, "_jdbc_conf", None)
-        if conf is not None:
-            return self._ctx.write_dynamic_frame_from_jdbc_conf(
-                dynamic_frame, conf[0], opts, transformation_ctx=self._ctxname, catalog_id=conf[1])
-        if (self._type or "").lower() in _JDBC_CONNECTIONS:
-            return self._ctx.write_dynamic_frame_from_options(
-                dynamic_frame, self._type, opts, transformation_ctx=self._ctxname)
-        path, fmt, fmt_opts = opts.get("path"), self._format, dict(self._format_options)
-        pkeys = _partition_names(opts.get("partitionKeys"))
-        if self._catalog is not None and not path:
-            cat = _catalog()
-            try:
-                sink = cat.resolve_sink(self._catalog[0], self._catalog[1],
-                                        catalog_id=self._catalog[2])
-            except getattr(cat, "JdbcCatalogTable", ()):
-                return self._ctx.write_dynamic_frame_from_catalog(
-                    dynamic_frame, self._catalog[0], self._catalog[1],
-                    transformation_ctx=self._ctxname, additional_options=opts,
-                    catalog_id=self._catalog[2])
-            path = sink.path
-            fmt = fmt or sink.format
-            fmt_opts = fmt_opts or dict(getattr(sink, "format_options", None) or {})
-            pkeys = pkeys or _partition_names(getattr(sink, "partition_keys", None))
-        if not path:
-            raise ValueError("getSink needs path= (or setCatalogInfo for a catalog table)")
-        uris = _write_files(self._ctx._engine, dynamic_frame, path, fmt or "json", fmt_opts, pkeys,
-                            opts)
-        self._ctx.written[self._ctxname or str(path)] = uris
-        if self._catalog is not None:
-            db, table, catalog_id = self._catalog
-            enable = str(opts.get("enableUpdateCatalog", "false")).lower() == "true"
-            columns, keys = _catalog_columns(dynamic_frame.schema(), pkeys)
-            _catalog().update_after_write(db, table, uris, keys, columns,
-                                          opts.get("updateBehavior", "UPDATE_IN_DATABASE"), enable,
-                                          catalog_id, location=str(path), fmt=fmt or "json",
-                                          format_options=fmt_opts)
-        return dynamic_frame
-
-    write = writeFrame

@@ -1,24 +1,24 @@
 """DynamicFrame, DynamicFrameCollection and the reader/writer objects of GlueContext.
 
 A DynamicFrame is a lazy plan on the embedded engine, on both engines (the Spark engine bridges
-to DataFrames with toDF/fromDF, awsglue/spark_bridge.py): transforms
+to DataFrames with toDF/fromDF, openglue_runtime/engines/spark/bridge.py): transforms
 return new frames without reading data; `count`, `show`, `schema`, writes and the extensions
 `to_arrow`/`to_pandas` run the plan. The frame never touches Arrow itself: everything goes through
-`glue_ctx._engine` (see awsglue/_embedded/engine.py for the methods an engine provides).
+`glue_ctx._engine` (see openglue_runtime/engines/embedded/engine.py for the methods an engine provides).
 """
 import json
 import math
 import sys
 from typing import Callable, Dict, Iterable, List, Optional
 
-from . import gluetypes as gt
-from ._compat import spark_unavailable
+from openglue_runtime import types as gt
+from openglue_runtime.run_state import spark_unavailable
 
 __all__ = ["DynamicFrame", "DynamicFrameCollection", "DynamicFrameReader", "DynamicFrameWriter",
            "DynamicRecord", "ErrorThresholdExceeded"]
 
-from ._embedded.ops import DynamicRecord  # noqa: E402
-from ._embedded.plan import ErrorThresholdExceeded  # noqa: E402
+from openglue_runtime.engines.embedded.ops import DynamicRecord  # noqa: E402
+from openglue_runtime.engines.embedded.plan import ErrorThresholdExceeded  # noqa: E402
 
 
 def _stage_kw(transformation_ctx, stageThreshold, totalThreshold):
@@ -66,13 +66,13 @@ class DynamicFrame:
     @staticmethod
     def fromDF(dataframe, glue_ctx, name=""):
         """A DynamicFrame over the rows of a Spark DataFrame (the Spark engine; the rows are
-        collected through Arrow, see awsglue/spark_bridge.py)."""
+        collected through Arrow, see openglue_runtime/engines/spark/bridge.py)."""
         if not glue_ctx._spark_enabled():
             raise spark_unavailable("DynamicFrame.fromDF()")
         if hasattr(glue_ctx._engine, "from_spark"):
             return DynamicFrame(glue_ctx._engine.from_spark(dataframe), glue_ctx, name or "")
-        from .spark_bridge import from_spark
-        return from_spark(dataframe, glue_ctx, name)
+        from openglue_runtime.engines.spark.bridge import from_spark
+        return DynamicFrame.from_arrow(from_spark(dataframe), glue_ctx, name or "")
 
     def toDF(self, options=None):
         """The frame as a Spark DataFrame with its schema (the Spark engine); choice columns
@@ -80,7 +80,7 @@ class DynamicFrame:
         action) items resolve those choices first (`resolveChoice(specs=[(path, action)])`)."""
         if not self.glue_ctx._spark_enabled():
             raise spark_unavailable("DynamicFrame.toDF()")
-        from .spark_bridge import to_spark
+        from openglue_runtime.engines.spark.bridge import to_spark
         frame = self
         specs = []
         for option in options or []:
@@ -173,7 +173,7 @@ class DynamicFrame:
         if any(a.strip().lower() == "match_catalog" for a in actions):
             if not database or not table_name:
                 raise ValueError("resolveChoice with match_catalog needs database and table_name")
-            from . import catalog  # runtime helper's module
+            from openglue_runtime import catalog  # runtime helper's module
             src = catalog.resolve_source(database, table_name, catalog_id=catalog_id)
             for n, t in list(src.schema_columns) + list(src.partition_keys):
                 catalog_types[n] = gt.type_from_name(t)

@@ -11,7 +11,7 @@ Job bookmarks (issue 9) live here on the runtime side:
   (EntityNotFoundException: no state yet, everything is new); with `--job-bookmark-from A
   --job-bookmark-to B` (pause only) the states as of runs A and B (GetJobBookmark RunId=...).
 - every source read with a `transformation_ctx` asks `select_new(ctx, files, options)` which of
-  the files it listed to read (S3 and local sources: `awsglue.bookmarks.s3_select` with the
+  the files it listed to read (S3 and local sources: `openglue_runtime.bookmarks.s3_select` with the
   source's `maxBand`, `maxFilesInBand`, `boundedFiles`, `boundedSize`), then reports what it read
   with `register_source(ctx, info)` (JDBC sources pass their new state as `info["state"]`).
 - `commit()` with enable sends the new states of the contexts read in this run
@@ -21,8 +21,8 @@ Job bookmarks (issue 9) live here on the runtime side:
   folder (`openglue-job.json`) and prints one line into the run's log.
 Outside a job run nothing is loaded or sent: every input counts as new.
 
-The sources' hooks find the job through `current_job()`: the Job that init() was last called on
-in this process (Glue scripts have one).
+The sources' hooks find the job through `openglue_runtime.run_state.current_job()` (re-exported
+here): the Job that init() was last called on in this process (Glue scripts have one).
 """
 import copy
 import json
@@ -32,16 +32,14 @@ import threading
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from awsglue import bookmarks
+from openglue_runtime import bookmarks, run_state
+from openglue_runtime.run_state import current_job  # noqa: F401  (the running Job)
 from awsglue.utils import (BOOKMARK_CHOICES, BOOKMARK_DISABLE, BOOKMARK_ENABLE, BOOKMARK_FROM,
                            BOOKMARK_OPTION, BOOKMARK_PAUSE, BOOKMARK_TO, GlueArgumentError)
 from awsglue.utils import _parse as _parse_args
 
 # The file commit() writes in the run's working folder (a job run's current directory).
 STATE_FILE = "openglue-job.json"
-
-_lock = threading.Lock()
-_current: Optional["Job"] = None
 
 # Makes the object that talks to the server's bookmark operations (tests replace it).
 service_factory = bookmarks.BookmarkService
@@ -51,12 +49,6 @@ service_factory = bookmarks.BookmarkService
 # state must not grow with the table).
 _STATE_KEYS = ("paths", "format", "database", "table", "location", "push_down_predicate",
                "catalogPartitionPredicate")
-
-
-def current_job() -> Optional["Job"]:
-    """The Job whose init() was called last in this process, or None (a script without Job)."""
-    with _lock:
-        return _current
 
 
 def _in_job_run() -> bool:
@@ -86,7 +78,6 @@ class Job:
     def init(self, job_name: str, args: Optional[Dict[str, str]] = None) -> None:
         """Starts the job's work: `job_name` is the job (args["JOB_NAME"]), `args` the resolved
         arguments. Validates the bookmark options found in `args` (GlueArgumentError)."""
-        global _current
         if not job_name:
             raise ValueError("Job.init() needs the job's name (args['JOB_NAME'])")
         args = dict(args or {})
@@ -114,8 +105,7 @@ class Job:
         self._loaded, self._loaded_end = {}, None
         if _in_job_run() and option != BOOKMARK_DISABLE:
             self._load_bookmark(option)
-        with _lock:
-            _current = self
+        run_state.set_current_job(self)
 
     def _load_bookmark(self, option: str) -> None:
         """Loads the job's bookmark state(s) from the server (see the module's docstring)."""
@@ -219,7 +209,7 @@ class Job:
         `transformation_ctx` reads in this run, in listing order. `options`: the source's info
         and options (paths, format, database, table; maxBand, maxFilesInBand, boundedFiles,
         boundedSize, recurse, exclusions as Glue spells them). Every file with bookmarks disabled
-        or without a ctx; else `awsglue.bookmarks.s3_select` against the ctx's bounds, and the
+        or without a ctx; else `openglue_runtime.bookmarks.s3_select` against the ctx's bounds, and the
         ctx's new state is kept for the commit. A ctx listed twice in one run is selected over
         the union of its listings."""
         files = [(str(u), int(s), int(m)) for u, s, m in files]

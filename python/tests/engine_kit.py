@@ -1,5 +1,5 @@
 """For python/tests: one local SparkSession (one JVM) for every test that runs
-DynamicFrames on the Spark engine (awsglue/spark_frames.py)."""
+DynamicFrames on the Spark engine (openglue_runtime/engines/spark/frames.py)."""
 import os
 import sys
 

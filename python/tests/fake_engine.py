@@ -1,4 +1,4 @@
-"""A pure-pyarrow stand-in for the C++ extension `awsglue._engine`, implementing the CONTRACT's
+"""A pure-pyarrow stand-in for the C++ extension `openglue_runtime.engines.embedded._engine`, implementing the CONTRACT's
 interface (list_files, scan, write, delete_prefix) closely enough to test the Python layer's use
 of it before the engine is merged. Test scaffolding only: slow, in-memory, embedded store only.
 It records its calls in `CALLS` so tests can check what the adapter asked for.
@@ -14,9 +14,10 @@ import pyarrow.csv as pcsv
 import pyarrow.orc as porc
 import pyarrow.parquet as pq
 
-from awsglue import gluetypes as gt
-from awsglue._embedded.cast import glue_cast as _glue_cast
-from awsglue._embedded.records import infer_records, merge_types, records_to_table, values_to_arrow
+from openglue_runtime import types as gt
+from openglue_runtime.engines.embedded.cast import glue_cast as _glue_cast
+from openglue_runtime.engines.embedded.records import (infer_records, merge_types, records_to_table,
+                                                       values_to_arrow)
 
 CALLS = []
 

@@ -3,14 +3,14 @@
 one conftest module that its tests import by name, and pytest runs both folders at once."""
 import pytest
 
-import awsglue.job
+from openglue_runtime import run_state
 
 
 @pytest.fixture(autouse=True)
 def no_current_job():
-    """A Job whose init() ran in one test stays awsglue.job's current job (its bookmark state
+    """A Job whose init() ran in one test stays the process's running Job (openglue_runtime.run_state) (its bookmark state
     decides what sources read): each test starts and ends without one, as a job run's process
     does."""
-    awsglue.job._current = None
+    run_state.set_current_job(None)
     yield
-    awsglue.job._current = None
+    run_state.set_current_job(None)

@@ -1,12 +1,12 @@
-"""awsglue.bookmark_tool's pure parts (no server): which history entry set a ctx, what a diff
+"""openglue_runtime.bookmark_tool's pure parts (no server): which history entry set a ctx, what a diff
 reports, which sources plan knows after a reset, and how states and reads are described.
 The end-to-end behaviour through a real server is tests/test_bookmark_tool.py."""
 import json
 
 import pytest
 
-from awsglue import bookmark_tool as tool
-from awsglue.bookmarks import s3_select
+from openglue_runtime import bookmark_tool as tool
+from openglue_runtime.bookmarks import s3_select
 
 MIN = 60000
 

@@ -1,11 +1,11 @@
-"""awsglue.bookmarks.s3_select: the S3/local bookmark model as a pure function (no server)."""
+"""openglue_runtime.bookmarks.s3_select: the S3/local bookmark model as a pure function (no server)."""
 import json
 import random
 
 import pytest
 
-from awsglue.bookmarks import (DEFAULT_MAX_BAND_MS, BookmarkStateError, is_done, reads_summary,
-                               s3_select, source_options)
+from openglue_runtime.bookmarks import (DEFAULT_MAX_BAND_MS, BookmarkStateError, is_done,
+                                        reads_summary, s3_select, source_options)
 
 MIN = 60000
 BAND = DEFAULT_MAX_BAND_MS
@@ -378,7 +378,7 @@ def _http_server(status, body):
 
 def test_signed_call_posts_a_signed_json_request_and_parses_errors():
     import botocore.credentials
-    from awsglue.bookmarks import BookmarkServiceError, signed_call
+    from openglue_runtime.bookmarks import BookmarkServiceError, signed_call
 
     creds = botocore.credentials.Credentials("OGRUNKEY", "secret")
     httpd, seen = _http_server(200, {"JobBookmarkEntry": {"Version": 1}})

@@ -2,7 +2,7 @@
 
 Each test runs twice: on `fake` (tests/fake_engine.py, a pyarrow stand-in for the C++ module
 that implements the CONTRACT's interface, so the Python layer's use of it is checked today) and on
-`real` (the built `awsglue._engine`).
+`real` (the built `openglue_runtime.engines.embedded._engine`).
 """
 import datetime
 import glob
@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from awsglue import gluetypes as gt
-from awsglue._embedded import native
+from openglue_runtime.engines.embedded import native
 from awsglue.context import GlueContext
 from awsglue.dynamicframe import DynamicFrame
 
@@ -28,7 +28,7 @@ from job_isolation import no_current_job  # noqa: F401  (autouse: no Job leaks b
 @pytest.fixture(params=["fake", "real", "spark"])
 def engine(request, monkeypatch, tmp_path):
     if request.param in ("real", "spark"):
-        import awsglue._engine  # noqa: F401  (`make build` puts it in python/awsglue)
+        import openglue_runtime.engines.embedded._engine  # noqa: F401  (`make build` puts it in python/awsglue)
     else:
         monkeypatch.setattr(native, "_ext", fake_engine)
         fake_engine.CALLS.clear()
@@ -41,7 +41,7 @@ def engine(request, monkeypatch, tmp_path):
 @pytest.fixture
 def ctx(engine):
     """`spark`: the same tests with DynamicFrames over Spark DataFrames, the files read and
-    written in Spark tasks by the built engine (awsglue/spark_frames.py)."""
+    written in Spark tasks by the built engine (openglue_runtime/engines/spark/frames.py)."""
     return glue_context("spark" if engine == "spark" else "embedded")
 
 
@@ -152,7 +152,7 @@ def test_exclusions_and_hidden_files(engine, ctx, tmp_path):
 
 
 class _RecordingJob:
-    """What awsglue.job.current_job() returns in a run: select_new narrows, register_source records."""
+    """What openglue_runtime.run_state.current_job() returns in a run: select_new narrows, register_source records."""
 
     def __init__(self, keep_suffix):
         self.keep_suffix = keep_suffix
@@ -169,7 +169,7 @@ class _RecordingJob:
 def test_bookmark_hooks_narrow_the_listing_and_record_reads(engine, ctx, tmp_path, monkeypatch):
     put(tmp_path, "raw/b/1.json", '{"a": 1}\n')
     put(tmp_path, "raw/b/2.json", '{"a": 2}\n')
-    import awsglue.job as job_mod
+    from openglue_runtime import run_state as job_mod
     job = _RecordingJob("2.json")
     monkeypatch.setattr(job_mod, "current_job", lambda: job, raising=False)
     dyf = ctx.create_dynamic_frame.from_options("s3", {"paths": ["s3://raw/b/"], "maxBand": 900000},
@@ -200,7 +200,7 @@ class _CatalogSource:
 
 @pytest.fixture
 def fake_catalog(monkeypatch):
-    mod = types.ModuleType("awsglue.catalog")
+    mod = types.ModuleType("openglue_runtime.catalog")
     calls = []
 
     def resolve_source(database, table_name, push_down_predicate="", catalog_partition_predicate="",
@@ -226,9 +226,9 @@ def fake_catalog(monkeypatch):
                       list(partition_keys), list(schema_columns), update_behavior,
                       enable_update_catalog))
     mod.resolve_source, mod.resolve_sink, mod.update_after_write = resolve_source, resolve_sink, update_after_write
-    monkeypatch.setitem(sys.modules, "awsglue.catalog", mod)
-    import awsglue
-    monkeypatch.setattr(awsglue, "catalog", mod, raising=False)
+    monkeypatch.setitem(sys.modules, "openglue_runtime.catalog", mod)
+    import openglue_runtime
+    monkeypatch.setattr(openglue_runtime, "catalog", mod, raising=False)
     return calls
 
 
@@ -348,7 +348,7 @@ def test_engine_missing_names_the_build(monkeypatch, ctx):
 def test_from_catalog_records_the_source_for_bookmarks(engine, ctx, tmp_path, fake_catalog, monkeypatch):
     put(tmp_path, "whs/sales/day=2024-01-01/a.csv", "id|amount\n1|2.5\n")
     put(tmp_path, "whs/sales/day=2024-01-02/b.csv", "id|amount\n3|4\n")
-    import awsglue.job as job_mod
+    from openglue_runtime import run_state as job_mod
     job = _RecordingJob("b.csv")
     monkeypatch.setattr(job_mod, "current_job", lambda: job, raising=False)
     dyf = ctx.create_dynamic_frame.from_catalog(database="db", table_name="sales",
@@ -360,7 +360,7 @@ def test_from_catalog_records_the_source_for_bookmarks(engine, ctx, tmp_path, fa
 
 
 def test_catalog_types_of_written_columns():
-    from awsglue.context import glue_type_string
+    from openglue_runtime.sinks import glue_type_string
     assert glue_type_string(gt.LongType()) == "long"
     assert glue_type_string(gt.DecimalType(12, 3)) == "decimal(12,3)"
     assert glue_type_string(gt.NullType()) == "string"

@@ -10,7 +10,7 @@ from awsglue import gluetypes as gt
 from awsglue.context import GlueContext
 from awsglue.dynamicframe import (DynamicFrame, DynamicFrameCollection, ErrorThresholdExceeded,
                                   format_schema)
-from awsglue._compat import SparkApiUnavailable
+from openglue_runtime.run_state import SparkApiUnavailable
 
 from engine_kit import glue_context
 
@@ -18,7 +18,7 @@ from engine_kit import glue_context
 @pytest.fixture(params=["embedded", "spark"])
 def ctx(request):
     """Every test runs on both engines with the same expected values: the embedded engine, and
-    DynamicFrames over Spark DataFrames (awsglue/spark_frames.py)."""
+    DynamicFrames over Spark DataFrames (openglue_runtime/engines/spark/frames.py)."""
     return glue_context(request.param)
 
 
@@ -175,12 +175,12 @@ def test_resolve_choice_match_catalog(ctx, monkeypatch):
         schema_columns = [("id", "bigint"), ("v", "double")]
         partition_keys = []
         paths = []
-    fake = types.ModuleType("awsglue.catalog")
+    fake = types.ModuleType("openglue_runtime.catalog")
     calls = []
     fake.resolve_source = lambda db, table, **kw: calls.append((db, table)) or Src()
-    monkeypatch.setitem(sys.modules, "awsglue.catalog", fake)
-    import awsglue
-    monkeypatch.setattr(awsglue, "catalog", fake, raising=False)
+    monkeypatch.setitem(sys.modules, "openglue_runtime.catalog", fake)
+    import openglue_runtime
+    monkeypatch.setattr(openglue_runtime, "catalog", fake, raising=False)
     out = frame(ctx, MIXED).resolveChoice(choice="match_catalog", database="db", table_name="t")
     assert calls == [("db", "t")]
     assert out.schema().getField("v").dataType == gt.DoubleType()
@@ -373,7 +373,7 @@ def test_logger_writes_glue_style_lines(ctx, capsys):
 def test_streamable_steps_run_batch_by_batch(embedded_ctx):
     """read -> apply_mapping -> select -> filter pulls one source batch per output batch: the
     pipeline never holds more than a batch or two, whatever the input size."""
-    from awsglue._embedded.plan import Plan, Source
+    from openglue_runtime.engines.embedded.plan import Plan, Source
 
     produced = []
 

@@ -1,4 +1,4 @@
-"""awsglue._engine's reading side, called directly: list_files, scan, Scan.schema/stream/raw_schema.
+"""openglue_runtime.engines.embedded._engine's reading side, called directly: list_files, scan, Scan.schema/stream/raw_schema.
 
 Values are compared with expected data through pyarrow (the streams cross via the Arrow C stream
 interface)."""
@@ -14,7 +14,7 @@ import pyarrow.orc as orc
 import pyarrow.parquet as pq
 import pytest
 
-from awsglue import _engine
+from openglue_runtime.engines.embedded import _engine
 
 
 def read(stream):
@@ -158,9 +158,9 @@ def test_stream_objects_are_consumed_once_and_accept_arrow_c_schema(tmp_path):
 def test_import_order_with_pyarrow_shares_one_libarrow(first):
     code = (
         "import importlib, sys\n"
-        f"order = ['awsglue._engine', 'pyarrow'] if '{first}' == 'engine' else ['pyarrow', 'awsglue._engine']\n"
+        f"order = ['openglue_runtime.engines.embedded._engine', 'pyarrow'] if '{first}' == 'engine' else ['pyarrow', 'openglue_runtime.engines.embedded._engine']\n"
         "mods = [importlib.import_module(m) for m in order]\n"
-        "import pyarrow as pa\nfrom awsglue import _engine\n"
+        "import pyarrow as pa\nfrom openglue_runtime.engines.embedded import _engine\n"
         "open(sys.argv[1], 'w').write('x\\n5\\n')\n"
         "t = pa.RecordBatchReader.from_stream(_engine.scan([sys.argv[1]], 'csv', {'withHeader': 'true'}, {}).stream()).read_all()\n"
         "assert t.to_pylist() == [{'x': 5}], t\n"
@@ -184,7 +184,7 @@ def test_bounded_memory_csv_streams_through_schema_and_stream(tmp_path):
         while out.tell() < 300_000_000:
             out.write(block)
     code = (
-        "import resource, sys\nimport pyarrow as pa\nfrom awsglue import _engine\n"
+        "import resource, sys\nimport pyarrow as pa\nfrom openglue_runtime.engines.embedded import _engine\n"
         "base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024\n"
         "scan = _engine.scan([sys.argv[1]], 'csv', {'withHeader': 'true'}, {})\n"
         "schema = pa.schema(scan.schema())\n"

@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from awsglue.engine_select import EngineChoiceError, find_spark_api_uses, select_engine
+from openglue_runtime.engine_select import EngineChoiceError, find_spark_api_uses, select_engine
 
 HEADER = """
 import sys
@@ -125,20 +125,20 @@ ENV = {**os.environ, "PYTHONPATH": PYTHON_DIR}
 def test_command_line_prints_the_decision(tmp_path):
     script = tmp_path / "job.py"
     script.write_text(HEADER + "spark.sql('x')\n")
-    out = subprocess.run([sys.executable, "-m", "awsglue.engine_select", str(script),
+    out = subprocess.run([sys.executable, "-m", "openglue_runtime.engine_select", str(script),
                           "--spark-available"], capture_output=True, text=True, timeout=60, env=ENV)
     assert out.returncode == 0, out.stderr
     decision = json.loads(out.stdout)
     assert decision["engine"] == "spark"
     assert decision["uses"] == [{"line": 18, "what": "spark.sql (SparkSession)"},
                                 {"line": 18, "what": "sql()"}]
-    bad = subprocess.run([sys.executable, "-m", "awsglue.engine_select", str(script),
+    bad = subprocess.run([sys.executable, "-m", "openglue_runtime.engine_select", str(script),
                           "--engine", "fast"], capture_output=True, text=True, timeout=60, env=ENV)
     assert bad.returncode == 2 and "not an engine" in bad.stderr
 
 
 def test_local_module_sources_follows_imports_inside_the_folder(tmp_path):
-    from awsglue.engine_select import local_module_sources, select_engine
+    from openglue_runtime.engine_select import local_module_sources, select_engine
     (tmp_path / "a.py").write_text("import b\nimport json\n")
     (tmp_path / "b.py").write_text("from c import x\n")
     (tmp_path / "c").mkdir()

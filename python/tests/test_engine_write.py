@@ -1,4 +1,4 @@
-"""awsglue._engine's writer functions: write, glue_cast, conform, delete_prefix.
+"""openglue_runtime.engines.embedded._engine's writer functions: write, glue_cast, conform, delete_prefix.
 
 Each test reads the output back with pyarrow and compares values; no server is needed.
 """
@@ -14,7 +14,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
-_engine = pytest.importorskip("awsglue._engine", reason="build the engine module first (make build)")
+_engine = pytest.importorskip("openglue_runtime.engines.embedded._engine", reason="build the engine module first (make build)")
 
 NAME = re.compile(r"part-\d{5}-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.")
 

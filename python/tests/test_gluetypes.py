@@ -2,7 +2,7 @@
 import pyarrow as pa
 import pytest
 
-from awsglue import gluetypes as gt
+from openglue_runtime import types as gt
 
 
 def test_type_names_are_glues():

@@ -8,9 +8,10 @@ import pyarrow.orc as porc
 import pyarrow.parquet as pq
 import pytest
 
-from awsglue import bookmarks, job as jobmod
-from awsglue._embedded import native
-from awsglue.catalog import CatalogSource
+from awsglue import job as jobmod
+from openglue_runtime import bookmarks
+from openglue_runtime.engines.embedded import native
+from openglue_runtime.catalog import CatalogSource
 from awsglue.context import GlueContext
 from awsglue.job import Job
 
@@ -293,7 +294,7 @@ def test_from_options_passes_the_bounded_options(service, in_run, engine):
 def test_from_catalog_reads_only_new_files_and_keeps_the_table_in_the_state(
         service, in_run, engine, monkeypatch):
     import time
-    from awsglue import catalog
+    from openglue_runtime import catalog
     old = time.time() - 3600
     _write(str(engine / "bkt" / "t" / "day=1"), "a.json", "json", 1, old)
     _write(str(engine / "bkt" / "t" / "day=2"), "b.json", "json", 2, old)

@@ -1,5 +1,5 @@
 """The Spark engine's pieces in-process: the run's Spark settings and arguments
-(awsglue.spark_engine), and the DynamicFrame <-> DataFrame bridge (awsglue.spark_bridge) on one
+(openglue_runtime.engines.spark.engine), and the DynamicFrame <-> DataFrame bridge (openglue_runtime.engines.spark.bridge) on one
 real local SparkSession for the module (one JVM)."""
 import datetime
 import decimal
@@ -11,7 +11,7 @@ import textwrap
 import pyarrow as pa
 import pytest
 
-from awsglue import spark_bridge, spark_engine
+from openglue_runtime.engines.spark import bridge as spark_bridge, engine as spark_engine
 from awsglue.context import GlueContext
 from awsglue.dynamicframe import DynamicFrame
 
@@ -67,7 +67,7 @@ def test_spark_runs_get_their_settings_from_session_conf_before_any_jvm(tmp_path
 
 
 def test_secret_settings_stay_off_disk(tmp_path, monkeypatch):
-    import awsglue.spark_conf as spark_conf
+    import openglue_runtime.engines.spark.conf as spark_conf
     monkeypatch.setattr(spark_conf, "session_conf", lambda args, environ=None: {
         "spark.master": "local[1]", "spark.hadoop.fs.s3a.secret.key": "SeCrEt",
         "spark.hadoop.fs.s3a.access.key": "AKIA"})

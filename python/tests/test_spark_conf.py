@@ -1,13 +1,13 @@
-"""awsglue.spark_conf.session_conf / py_files_archive: the settings a Spark run gets (pure
+"""openglue_runtime.engines.spark.conf.session_conf / py_files_archive: the settings a Spark run gets (pure
 Python, no JVM; tests/test_spark_settings.py starts real Spark with them)."""
 import os
 import zipfile
 
 import pytest
 
-from awsglue.spark_conf import (Machine, parse_conf_argument, py_files_archive, session_conf,
-                                spark_environment,
-                                spark_jars, spark_jdbc)
+from openglue_runtime.engines.spark.conf import (Machine, parse_conf_argument, py_files_archive,
+                                                 session_conf, spark_environment, spark_jars,
+                                                 spark_jdbc)
 
 BIG = Machine(cpus=64, memory_mb=512 * 1024)
 
@@ -103,7 +103,7 @@ def test_no_endpoint_leaves_s3a_on_its_defaults(env):
 def test_scratch_space_is_under_tmpdir(env):
     conf = session_conf({}, env)
     assert conf["spark.hadoop.hadoop.tmp.dir"].startswith(env["TMPDIR"] + "/")
-    # Spark's own scratch space is the engine set-up's (awsglue.spark_engine.run_settings), with
+    # Spark's own scratch space is the engine set-up's (openglue_runtime.engines.spark.engine.run_settings), with
     # user.home in the same JVM options: session_conf leaves both unset.
     assert "spark.local.dir" not in conf and "spark.driver.extraJavaOptions" not in conf
     assert conf["spark.hadoop.fs.s3a.buffer.dir"].startswith(env["TMPDIR"] + "/")
@@ -196,7 +196,7 @@ def test_cluster_master_ships_the_awsglue_archive(env):
     assert archive.startswith(os.path.join(env["TMPDIR"], "openglue-pyfiles") + "/")
     with zipfile.ZipFile(archive) as z:
         names = set(z.namelist())
-    assert {"awsglue/__init__.py", "awsglue/spark_conf.py", "awsglue/transforms/__init__.py"} <= names
+    assert {"awsglue/__init__.py", "openglue_runtime/engines/spark/conf.py", "awsglue/transforms/__init__.py"} <= names
     assert not [n for n in names if n.endswith((".so", ".pyc")) or "__pycache__" in n]
 
 
@@ -234,7 +234,7 @@ def test_cluster_master_also_ships_the_runs_extra_py_files(env, tmp_path):
 
 
 def test_a_nameless_uid_gives_the_launchers_files_to_the_jvm_instead():
-    from awsglue.spark_engine import defer_launcher_files
+    from openglue_runtime.engines.spark.engine import defer_launcher_files
     settings = {"spark.jars": "/j/a.jar,file:/j/b.jar", "spark.submit.pyFiles": "/t/awsglue.zip,/t/x.py",
                 "spark.files": "/t/data.txt", "spark.driver.extraClassPath": "/cp/c.jar",
                 "spark.master": "spark://h:7077"}

@@ -1,4 +1,4 @@
-"""awsglue.spark_frames without a JVM: the encoding of frame columns inside Spark (choices as
+"""openglue_runtime.engines.spark.frames without a JVM: the encoding of frame columns inside Spark (choices as
 structs, timestamps as TIMESTAMP_NTZ) round-trips every Glue type, sliced batches included, and
 the helpers that merge what Spark tasks report."""
 import datetime
@@ -8,8 +8,9 @@ import pyarrow as pa
 import pytest
 
 from awsglue import gluetypes as gt
-from awsglue import jdbc, spark_frames as sf
-from awsglue._embedded.records import empty_batch, records_to_table
+from openglue_runtime import jdbc
+from openglue_runtime.engines.spark import frames as sf
+from openglue_runtime.engines.embedded.records import empty_batch, records_to_table
 
 RECORDS = [
     {"i": i, "choice": i if i % 3 else str(i), "d": decimal.Decimal("1.25") * i,

@@ -1,4 +1,4 @@
-"""The pyspark stand-in (python/shims) and awsglue.spark_api. Each case runs in a fresh
+"""The pyspark stand-in (python/shims) and openglue_runtime.engines.embedded.spark_api. Each case runs in a fresh
 interpreter with the shims on its path, as a job run on the embedded engine has them."""
 import json
 import os
@@ -66,7 +66,7 @@ GLUE_PREAMBLE = """
 ])
 def test_glue_entry_points_work_and_spark_use_fails_clearly(use, what):
     result = run(GLUE_PREAMBLE + f"""
-    from awsglue.spark_api import SparkApiUnavailable
+    from openglue_runtime.engines.embedded.spark_api import SparkApiUnavailable
     try:
         {use}
     except SparkApiUnavailable as e:
@@ -85,7 +85,7 @@ def test_uncaught_use_is_never_an_import_or_attribute_error():
     result = run(GLUE_PREAMBLE + "    spark.sql('select 1').show()\n")
     assert result.returncode == 1
     last = result.stderr.strip().splitlines()[-1]
-    assert last.startswith("awsglue.spark_api.SparkApiUnavailable: spark.sql() is Spark's API")
+    assert last.startswith("openglue_runtime.engines.embedded.spark_api.SparkApiUnavailable: spark.sql() is Spark's API")
 
 
 def test_python_probes_get_attribute_errors():
@@ -102,7 +102,7 @@ def test_python_probes_get_attribute_errors():
 
 
 def test_the_engine_is_announced_once_in_a_job_run():
-    result = run("import pyspark\nimport pyspark.sql\nfrom awsglue.spark_api import "
+    result = run("import pyspark\nimport pyspark.sql\nfrom openglue_runtime.engines.embedded.spark_api import "
                  "announce_engine\nannounce_engine()\n",
                  env={"OPENGLUE_JOB_RUN_ID": "jr_1", "OPENGLUE_ENGINE": "embedded",
                       "OPENGLUE_ENGINE_REASON": "--engine embedded"})

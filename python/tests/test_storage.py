@@ -1,4 +1,4 @@
-from awsglue.storage import storage_options
+from openglue_runtime.storage import storage_options
 
 
 def test_embedded_root_wins():

@@ -8,6 +8,7 @@
 #include "common/strings.h"
 #include "resource/paging.h"
 #include "resource/request.h"
+#include "resource/stored.h"
 
 namespace openglue::bookmarks {
 namespace {
@@ -25,6 +26,7 @@ constexpr int64_t kDefaultPage = 100;
 constexpr int64_t kMaxPage = 1000;
 
 using resource::GetString;
+using resource::ParseStored;
 
 int64_t GetInt(const Json& object, const char* member) {
   if (!object.is_object()) return 0;
@@ -110,17 +112,11 @@ Json WireEntry(const std::string& job, const Json& stored) {
   return entry;
 }
 
-Result<Json> ParseStored(const std::optional<std::string>& text, const std::string& what) {
-  Json doc = ParseJson(*text);
-  if (!doc.is_object()) return Status::Internal("The stored " + what + " cannot be read.");
-  return doc;
-}
-
 // The current entry of `job`, or nullopt.
 Result<std::optional<Json>> LoadCurrent(store::Transaction* txn, const std::string& job) {
   OG_ASSIGN_OR_RETURN(auto text, txn->Get(kCurrent, job));
   if (!text) return std::optional<Json>();
-  OG_ASSIGN_OR_RETURN(Json doc, ParseStored(text, "bookmark of job " + Quote(job)));
+  OG_ASSIGN_OR_RETURN(Json doc, ParseStored(*text, "bookmark of job " + Quote(job)));
   return std::optional<Json>(std::move(doc));
 }
 
@@ -161,7 +157,7 @@ Result<Json> BookmarkService::StateAsOfRun(store::Transaction* txn, const std::s
       return Status::EntityNotFound("The bookmark state of job " + Quote(job) + " as of run " +
                                     run_id + " is no longer kept (the history keeps the last " +
                                     std::to_string(options_.history_limit) + " updates)");
-    OG_ASSIGN_OR_RETURN(Json doc, ParseStored(row, "bookmark history of job " + Quote(job)));
+    OG_ASSIGN_OR_RETURN(Json doc, ParseStored(*row, "bookmark history of job " + Quote(job)));
     return WireEntry(job, doc);
   }
   OG_ASSIGN_OR_RETURN(std::optional<RunFacts> run, jobs_.find_run(txn, run_id));
@@ -188,7 +184,7 @@ Result<Json> BookmarkService::StateAsOfRun(store::Transaction* txn, const std::s
   }
   OG_ASSIGN_OR_RETURN(auto row, txn->Get(kHistory, chosen));
   if (!row) return Status::Internal("The bookmark history of job " + Quote(job) + " is incomplete.");
-  OG_ASSIGN_OR_RETURN(Json doc, ParseStored(row, "bookmark history of job " + Quote(job)));
+  OG_ASSIGN_OR_RETURN(Json doc, ParseStored(*row, "bookmark history of job " + Quote(job)));
   return WireEntry(job, doc);
 }
 

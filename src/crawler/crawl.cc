@@ -528,103 +528,158 @@ std::string FolderUri(const Target& t, const std::string& folder) {
   return "s3://" + t.bucket + "/" + t.prefix + (folder.empty() ? "" : folder + "/");
 }
 
-}  // namespace
+// One crawl, phase by phase, as DuckDB splits its CSV sniffer: Configure (the crawler's
+// settings, database, recrawl state and classifiers) -> ReadJdbcTargets -> ListTargets ->
+// Classify -> MergeLeaves (per folder, the files of its most common format) -> PlanOutputs (the
+// tables and partitions to write) -> Write (one store transaction). A phase returns false when
+// the crawl ends early; `out_` then says how (FAILED with its error, or CANCELLED).
+class CrawlRun {
+ public:
+  CrawlRun(const Json& crawler, const CrawlContext& ctx)
+      : crawler_(crawler), ctx_(ctx), log_(*ctx.log), name_(crawler.value("Name", "")) {}
 
-CrawlOutcome RunCrawlBody(const Json& crawler, const CrawlContext& ctx) {
-  CrawlOutcome out;
-  CrawlLog& log = *ctx.log;
-  const std::string name = crawler.value("Name", "");
-  auto fail = [&](const std::string& message) {
-    out.state = "FAILED";
-    out.error = message;
-    if (out.writes) {
-      // Nothing of a failed crawl reaches the catalog: its transaction is rolled back.
-      out.writes.reset();
-      out.tables_created = out.tables_updated = out.tables_deleted = 0;
-      out.partitions_created = out.partitions_updated = out.partitions_deleted = 0;
+  CrawlOutcome Run() {
+    log_.Benchmark("Running Start Crawl for Crawler " + name_);
+    if (Configure() && ReadJdbcTargets() && ListTargets() && Classify()) {
+      MergeLeaves();
+      if (PlanOutputs()) Write();
     }
-    return std::move(out);
-  };
-  auto cancelled = [&]() {
-    out.state = "CANCELLED";
-    log.Info("The crawl was stopped before the catalog was written");
-    return std::move(out);
-  };
-  log.Benchmark("Running Start Crawl for Crawler " + name);
-  Result<CrawlerConfiguration> parsed = ParseCrawlerConfiguration(crawler.value("Configuration", ""));
-  if (!parsed.ok()) return fail(parsed.status().message());
-  const CrawlerConfiguration config = *parsed;
-  const std::string database = crawler.value("DatabaseName", "");
-  const Json targets_doc = crawler.value("Targets", Json::object());
-  for (const auto& [kind, list] : targets_doc.items()) {
-    if (kind != "S3Targets" && kind != "CatalogTargets" && kind != "JdbcTargets" && list.is_array() &&
-        !list.empty())
-      return fail(kind + " are not crawled by OpenGlue yet (only S3Targets, JdbcTargets and CatalogTargets)");
-  }
-  if (!targets_doc.value("S3Targets", Json::array()).empty() ||
-      !targets_doc.value("JdbcTargets", Json::array()).empty()) {
-    if (database.empty()) return fail("The crawler has no DatabaseName to write its tables to");
-    if (Result<Json> db = ctx.catalog->GetDatabase({{"Name", database}}); !db.ok())
-      return fail(db.status().code() == StatusCode::kEntityNotFound ? "Database " + database + " not found"
-                                                                    : db.status().message());
-  }
-  const bool new_only = crawler.value("RecrawlPolicy", Json::object()).value("RecrawlBehavior", "") ==
-                        "CRAWL_NEW_FOLDERS_ONLY";
-  Json policy = crawler.value("SchemaChangePolicy", Json::object());
-  log.Info("Crawler configured with SchemaChangePolicy " + DumpJson(policy) + ", RecrawlPolicy " +
-           (new_only ? "CRAWL_NEW_FOLDERS_ONLY" : "CRAWL_EVERYTHING"));
-
-  // Recrawl state of earlier successful crawls.
-  Json state = Json::object();
-  {
-    Result<std::unique_ptr<store::Transaction>> txn = ctx.store->BeginRead();
-    if (!txn.ok()) return fail(txn.status().message());
-    Result<std::optional<std::string>> doc = (*txn)->Get(kCrawlerState, name);
-    if (!doc.ok()) return fail(doc.status().message());
-    if (*doc) {
-      state = ParseJson(**doc);
-      if (!state.is_object()) state = Json::object();
-    }
-  }
-  // The crawler's custom classifiers, tried first, in its order.
-  std::vector<CustomClassifier> custom;
-  for (const Json& cname : crawler.value("Classifiers", Json::array())) {
-    if (!cname.is_string()) continue;
-    const std::string cn = cname.get<std::string>();
-    Result<std::optional<std::string>> doc = [&]() -> Result<std::optional<std::string>> {
-      OG_ASSIGN_OR_RETURN(auto txn, ctx.store->BeginRead());
-      return txn->Get("classifier", cn);
-    }();
-    if (!doc.ok()) return fail(doc.status().message());
-    if (!*doc) return fail("Classifier " + cn + " does not exist");
-    Result<CustomClassifier> made = CustomClassifier::FromDocument(cn, **doc);
-    if (!made.ok()) return fail("Classifier " + cn + ": " + made.status().message());
-    custom.push_back(std::move(*made));
+    return std::move(out_);
   }
 
-  // JDBC targets: the tables of each target's database, through the connection it names.
+ private:
   struct JdbcTable {
     std::string name, location, connection, vendor, target;
     Json columns;
   };
-  std::vector<JdbcTable> jdbc_tables;
-  for (const Json& t : targets_doc.value("JdbcTargets", Json::array())) {
+  // A table, or new partitions of a table drawn before, that the crawl writes.
+  struct Output {
+    TableSpec spec;
+    std::vector<std::pair<std::vector<std::string>, std::string>> partitions;
+    bool full = true;
+    std::string target, root;
+    std::string database;  // a catalog target's database ("" = the crawler's)
+  };
+
+  bool Fail(const std::string& message) {
+    out_.state = "FAILED";
+    out_.error = message;
+    if (out_.writes) {
+      // Nothing of a failed crawl reaches the catalog: its transaction is rolled back.
+      out_.writes.reset();
+      out_.tables_created = out_.tables_updated = out_.tables_deleted = 0;
+      out_.partitions_created = out_.partitions_updated = out_.partitions_deleted = 0;
+    }
+    return false;
+  }
+
+  // Whether the crawl goes on: false, and CANCELLED, once StopCrawler asked it to end.
+  bool Continue() {
+    if (!ctx_.cancel->load()) return true;
+    out_.state = "CANCELLED";
+    log_.Info("The crawl was stopped before the catalog was written");
+    return false;
+  }
+
+  bool Configure();
+  bool ReadJdbcTargets();
+  bool ListTargets();
+  bool Classify();
+  void MergeLeaves();
+  bool PlanOutputs();
+  bool Write();
+
+  const Json& crawler_;
+  const CrawlContext& ctx_;
+  CrawlLog& log_;
+  const std::string name_;
+  CrawlOutcome out_;
+  CrawlerConfiguration config_;
+  std::string database_;
+  Json targets_doc_;
+  bool new_only_ = false;
+  Json state_ = Json::object();  // the recrawl state of earlier successful crawls
+  Json new_state_ = {{"targets", Json::object()}, {"tables", Json::array()}};
+  std::vector<CustomClassifier> custom_;  // the crawler's classifiers, tried first, in its order
+  std::vector<JdbcTable> jdbc_tables_;
+  std::vector<Target> targets_;
+  int64_t classify_start_ = 0;
+  std::vector<FileWork> work_;
+  std::vector<std::vector<Leaf>> leaves_;  // per target
+  std::vector<Output> outputs_;
+};
+
+bool CrawlRun::Configure() {
+  Result<CrawlerConfiguration> parsed = ParseCrawlerConfiguration(crawler_.value("Configuration", ""));
+  if (!parsed.ok()) return Fail(parsed.status().message());
+  config_ = *parsed;
+  database_ = crawler_.value("DatabaseName", "");
+  targets_doc_ = crawler_.value("Targets", Json::object());
+  for (const auto& [kind, list] : targets_doc_.items()) {
+    if (kind != "S3Targets" && kind != "CatalogTargets" && kind != "JdbcTargets" && list.is_array() &&
+        !list.empty())
+      return Fail(kind + " are not crawled by OpenGlue yet (only S3Targets, JdbcTargets and CatalogTargets)");
+  }
+  if (!targets_doc_.value("S3Targets", Json::array()).empty() ||
+      !targets_doc_.value("JdbcTargets", Json::array()).empty()) {
+    if (database_.empty()) return Fail("The crawler has no DatabaseName to write its tables to");
+    if (Result<Json> db = ctx_.catalog->GetDatabase({{"Name", database_}}); !db.ok())
+      return Fail(db.status().code() == StatusCode::kEntityNotFound ? "Database " + database_ + " not found"
+                                                                    : db.status().message());
+  }
+  new_only_ = crawler_.value("RecrawlPolicy", Json::object()).value("RecrawlBehavior", "") ==
+              "CRAWL_NEW_FOLDERS_ONLY";
+  Json policy = crawler_.value("SchemaChangePolicy", Json::object());
+  log_.Info("Crawler configured with SchemaChangePolicy " + DumpJson(policy) + ", RecrawlPolicy " +
+            (new_only_ ? "CRAWL_NEW_FOLDERS_ONLY" : "CRAWL_EVERYTHING"));
+
+  // Recrawl state of earlier successful crawls.
+  {
+    Result<std::unique_ptr<store::Transaction>> txn = ctx_.store->BeginRead();
+    if (!txn.ok()) return Fail(txn.status().message());
+    Result<std::optional<std::string>> doc = (*txn)->Get(kCrawlerState, name_);
+    if (!doc.ok()) return Fail(doc.status().message());
+    if (*doc) {
+      state_ = ParseJson(**doc);
+      if (!state_.is_object()) state_ = Json::object();
+    }
+  }
+  // The crawler's custom classifiers, tried first, in its order.
+  for (const Json& cname : crawler_.value("Classifiers", Json::array())) {
+    if (!cname.is_string()) continue;
+    const std::string cn = cname.get<std::string>();
+    Result<std::optional<std::string>> doc = [&]() -> Result<std::optional<std::string>> {
+      OG_ASSIGN_OR_RETURN(auto txn, ctx_.store->BeginRead());
+      return txn->Get("classifier", cn);
+    }();
+    if (!doc.ok()) return Fail(doc.status().message());
+    if (!*doc) return Fail("Classifier " + cn + " does not exist");
+    Result<CustomClassifier> made = CustomClassifier::FromDocument(cn, **doc);
+    if (!made.ok()) return Fail("Classifier " + cn + ": " + made.status().message());
+    custom_.push_back(std::move(*made));
+  }
+  return true;
+}
+
+bool CrawlRun::ReadJdbcTargets() {
+  // JDBC targets: the tables of each target's database, through the connection it names.
+  for (const Json& t : targets_doc_.value("JdbcTargets", Json::array())) {
     std::string connection = t.value("ConnectionName", ""), path = t.value("Path", "");
-    Result<Json> conn = ctx.catalog->GetConnection({{"Name", connection}, {"HidePassword", false}});
-    if (!conn.ok()) return fail("JDBC target " + path + ": connection " + connection + ": " + conn.status().message());
+    Result<Json> conn = ctx_.catalog->GetConnection({{"Name", connection}, {"HidePassword", false}});
+    if (!conn.ok()) return Fail("JDBC target " + path + ": connection " + connection + ": " + conn.status().message());
     Json props = (*conn)["Connection"].value("ConnectionProperties", Json::object());
-    if (!ctx.jdbc) return fail("JDBC targets need the server's Python runtime (awsglue.crawl_jdbc)");
+    if (!ctx_.jdbc) return Fail("JDBC targets need the server's Python runtime (awsglue.crawl_jdbc)");
     Json request = {{"url", props.value("JDBC_CONNECTION_URL", "")}, {"user", props.value("USERNAME", "")},
                     {"password", props.value("PASSWORD", "")}, {"path", path},
                     {"exclusions", t.value("Exclusions", Json::array())}};
-    Result<Json> answer = ctx.jdbc(request);
-    if (!answer.ok()) return fail("JDBC target " + path + ": " + answer.status().message());
-    if (answer->contains("error")) return fail("JDBC target " + path + ": " + answer->value("error", ""));
+    Result<Json> answer = ctx_.jdbc(request);
+    if (!answer.ok()) return Fail("JDBC target " + path + ": " + answer.status().message());
+    if (answer->contains("error")) return Fail("JDBC target " + path + ": " + answer->value("error", ""));
     std::string vendor = answer->value("vendor", "");
     for (const Json& table : answer->value("tables", Json::array())) {
       JdbcTable jt;
       std::string db = table.value("database", ""), schema = table.value("schema", ""), tn = table.value("name", "");
-      jt.name = CatalogName(crawler.value("TablePrefix", "") + db + "_" + (schema.empty() ? "" : schema + "_") + tn);
+      jt.name = CatalogName(crawler_.value("TablePrefix", "") + db + "_" + (schema.empty() ? "" : schema + "_") + tn);
       jt.location = db + "." + (schema.empty() ? "" : schema + ".") + tn;
       jt.connection = connection;
       jt.vendor = vendor;
@@ -632,37 +687,36 @@ CrawlOutcome RunCrawlBody(const Json& crawler, const CrawlContext& ctx) {
       jt.columns = Json::array();
       for (const Json& c : table.value("columns", Json::array()))
         jt.columns.push_back({{"Name", ToLower(c.value("name", ""))}, {"Type", c.value("type", "string")}});
-      jdbc_tables.push_back(std::move(jt));
+      jdbc_tables_.push_back(std::move(jt));
     }
-    log.Info("JDBC target " + path + " (connection " + connection + "): " +
-             std::to_string(answer->value("tables", Json::array()).size()) + " table(s)");
+    log_.Info("JDBC target " + path + " (connection " + connection + "): " +
+              std::to_string(answer->value("tables", Json::array()).size()) + " table(s)");
   }
-  if (ctx.cancel->load()) return cancelled();
+  return Continue();
+}
 
-  // List.
-  const int64_t list_start = ctx.clock->NowMillis();
-  std::vector<Target> targets;
+// S3 targets as they are; a catalog target's tables as S3 targets of their locations.
+bool CrawlRun::ListTargets() {
+  const int64_t list_start = ctx_.clock->NowMillis();
   int64_t old_skipped = 0;
-  Json new_state = {{"targets", Json::object()}, {"tables", Json::array()}};
-  // S3 targets as they are; a catalog target's tables as S3 targets of their locations.
   std::vector<std::pair<Target, Json>> wanted;
-  for (const Json& t : targets_doc.value("S3Targets", Json::array())) {
+  for (const Json& t : targets_doc_.value("S3Targets", Json::array())) {
     Target target;
     target.path = t.value("Path", "");
     wanted.emplace_back(std::move(target), t);
   }
-  for (const Json& t : targets_doc.value("CatalogTargets", Json::array())) {
+  for (const Json& t : targets_doc_.value("CatalogTargets", Json::array())) {
     std::string db = t.value("DatabaseName", "");
     for (const Json& name : t.value("Tables", Json::array())) {
       if (!name.is_string()) continue;
-      Result<Json> got = ctx.catalog->GetTable({{"DatabaseName", db}, {"Name", name}});
+      Result<Json> got = ctx_.catalog->GetTable({{"DatabaseName", db}, {"Name", name}});
       if (!got.ok())
-        return fail("Catalog target " + db + "." + name.get<std::string>() + ": " + got.status().message());
+        return Fail("Catalog target " + db + "." + name.get<std::string>() + ": " + got.status().message());
       const Json& table = (*got)["Table"];
       Target target;
       target.path = table.value("StorageDescriptor", Json::object()).value("Location", "");
       if (!StartsWith(target.path, "s3://") && !StartsWith(target.path, "s3a://") && !StartsWith(target.path, "s3n://"))
-        return fail("Catalog target " + db + "." + name.get<std::string>() + ": its Location '" + target.path +
+        return Fail("Catalog target " + db + "." + name.get<std::string>() + ": its Location '" + target.path +
                     "' is not an s3:// location");
       target.catalog_database = db;
       target.catalog_table = table.value("Name", name.get<std::string>());
@@ -672,7 +726,7 @@ CrawlOutcome RunCrawlBody(const Json& crawler, const CrawlContext& ctx) {
   }
   for (auto& [target, t] : wanted) {
     Result<storage::Location> location = storage::ParseLocation(target.path);
-    if (!location.ok()) return fail(location.status().message());
+    if (!location.ok()) return Fail(location.status().message());
     target.bucket = location->bucket;
     target.prefix = location->key;
     if (!target.prefix.empty() && target.prefix.back() != '/') target.prefix += '/';
@@ -684,79 +738,81 @@ CrawlOutcome RunCrawlBody(const Json& crawler, const CrawlContext& ctx) {
     for (const Json& e : t.value("Exclusions", Json::array()))
       if (e.is_string()) target.exclusions.push_back(e.get<std::string>());
     std::set<std::string> known;
-    Json old_folders = state.value("targets", Json::object()).value(target.path, Json::array());
-    if (new_only)
+    Json old_folders = state_.value("targets", Json::object()).value(target.path, Json::array());
+    if (new_only_)
       for (const Json& f : old_folders) if (f.is_string()) known.insert(f.get<std::string>());
-    Status listed = ListTarget(ctx.objects, &target, known, ctx.cancel, &old_skipped);
-    if (!listed.ok()) return fail("Cannot list " + target.path + ": " + listed.message());
-    if (ctx.cancel->load()) return cancelled();
+    Status listed = ListTarget(ctx_.objects, &target, known, ctx_.cancel, &old_skipped);
+    if (!listed.ok()) return Fail("Cannot list " + target.path + ": " + listed.message());
+    if (!Continue()) return false;
     // The folders this crawl has seen (and, for new-folders-only, those seen before).
-    Json folders = new_only ? old_folders : Json::array();
+    Json folders = new_only_ ? old_folders : Json::array();
     for (const auto& [folder, files] : target.folders) folders.push_back(folder);
-    new_state["targets"][target.path] = folders;
-    targets.push_back(std::move(target));
+    new_state_["targets"][target.path] = folders;
+    targets_.push_back(std::move(target));
   }
   int64_t listed_files = 0;
-  for (const Target& t : targets)
+  for (const Target& t : targets_)
     for (const auto& [folder, files] : t.folders) listed_files += static_cast<int64_t>(files.size());
-  const int64_t classify_start = ctx.clock->NowMillis();
-  log.Benchmark("Listed " + std::to_string(listed_files) + " file(s) to read" +
-                (new_only ? " (" + std::to_string(old_skipped) + " in folders crawled before, not read)" : "") +
-                " in " + std::to_string(classify_start - list_start) + " ms");
-  log.Flush();  // progress is readable while the crawl goes on
-  if (ctx.cancel->load()) return cancelled();
+  classify_start_ = ctx_.clock->NowMillis();
+  log_.Benchmark("Listed " + std::to_string(listed_files) + " file(s) to read" +
+                 (new_only_ ? " (" + std::to_string(old_skipped) + " in folders crawled before, not read)" : "") +
+                 " in " + std::to_string(classify_start_ - list_start) + " ms");
+  log_.Flush();  // progress is readable while the crawl goes on
+   return Continue();
+}
 
-  // Classify.
-  std::vector<FileWork> work;
-  for (size_t ti = 0; ti < targets.size(); ++ti) {
-    for (const auto& [folder, files] : targets[ti].folders) {
+bool CrawlRun::Classify() {
+  for (size_t ti = 0; ti < targets_.size(); ++ti) {
+    for (const auto& [folder, files] : targets_[ti].folders) {
       size_t n = files.size();
-      if (targets[ti].sample_size > 0) n = std::min<size_t>(n, static_cast<size_t>(targets[ti].sample_size));
-      for (size_t i = 0; i < n; ++i) work.push_back(FileWork{ti, folder, &files[i]});
+      if (targets_[ti].sample_size > 0) n = std::min<size_t>(n, static_cast<size_t>(targets_[ti].sample_size));
+      for (size_t i = 0; i < n; ++i) work_.push_back(FileWork{ti, folder, &files[i]});
     }
   }
-  ClassifyAll(ctx, targets, custom, &work);
-  if (ctx.cancel->load()) return cancelled();
+  ClassifyAll(ctx_, targets_, custom_, &work_);
+  return Continue();
+}
 
+void CrawlRun::MergeLeaves() {
   // Leaves: per folder, the files of the most common format merged.
-  std::vector<std::vector<Leaf>> leaves(targets.size());
+  leaves_.assign(targets_.size(), {});
   {
     size_t i = 0;
-    while (i < work.size()) {
+    while (i < work_.size()) {
       size_t j = i;
-      while (j < work.size() && work[j].target == work[i].target && work[j].folder == work[i].folder) ++j;
-      const Target& target = targets[work[i].target];
+      while (j < work_.size() && work_[j].target == work_[i].target && work_[j].folder == work_[i].folder) ++j;
+      const Target& target = targets_[work_[i].target];
       std::map<std::string, std::vector<size_t>> by_format;
       std::set<const storage::ObjectInfo*> left_out;  // read and skipped: not part of the table
       for (size_t k = i; k < j; ++k) {
-        if (work[k].result.ok()) {
-          by_format[work[k].result->FormatKey()].push_back(k);
+        if (work_[k].result.ok()) {
+          by_format[work_[k].result->FormatKey()].push_back(k);
         } else {
-          left_out.insert(work[k].object);
-          std::string message = ObjectUri(target, *work[k].object) + ": " + work[k].result.status().message();
-          out.skipped.push_back(message);
-          log.Warn("Skipped " + message);
+          left_out.insert(work_[k].object);
+          std::string message = ObjectUri(target, *work_[k].object) + ": " + work_[k].result.status().message();
+          out_.skipped.push_back(message);
+          log_.Warn("Skipped " + message);
         }
       }
       if (!by_format.empty()) {
         auto major = std::max_element(by_format.begin(), by_format.end(),
                                       [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
         Leaf leaf;
-        leaf.folder = work[i].folder;
+        leaf.folder = work_[i].folder;
         int64_t sampled_records = 0, sampled = 0;
         for (const auto& [key, members] : by_format) {
           for (size_t k : members) {
             if (key != major->first) {
-              left_out.insert(work[k].object);
-              std::string message = ObjectUri(target, *work[k].object) + ": its format (" +
-                                    work[k].result->classification + ") differs from the rest of its folder";
-              out.skipped.push_back(message);
-              log.Warn("Skipped " + message);
+              left_out.insert(work_[k].object);
+              std::string message = ObjectUri(target, *work_[k].object) + ": its format (" +
+                                    work_[k].result->classification + ") differs from the rest of its folder";
+              out_.skipped.push_back(message);
+              log_.Warn("Skipped " + message);
               continue;
             }
-            if (sampled == 0) leaf.format = *work[k].result;
-            else MergeSchema(&leaf.format.schema, work[k].result->schema);
-            sampled_records += std::max<int64_t>(0, work[k].result->records);
+            if (sampled == 0) leaf.format = *work_[k].result;
+            else MergeSchema(&leaf.format.schema, work_[k].result->schema);
+            sampled_records += std::max<int64_t>(0, work_[k].result->records);
             ++sampled;
           }
         }
@@ -767,31 +823,24 @@ CrawlOutcome RunCrawlBody(const Json& crawler, const CrawlContext& ctx) {
           leaf.bytes += f.size;
         }
         leaf.records = sampled > 0 ? sampled_records * leaf.files / sampled : 0;
-        leaves[work[i].target].push_back(std::move(leaf));
+        leaves_[work_[i].target].push_back(std::move(leaf));
       }
       i = j;
     }
   }
+}
 
-  // Tables.
-  struct Output {
-    TableSpec spec;
-    std::vector<std::pair<std::vector<std::string>, std::string>> partitions;
-    bool full = true;
-    std::string target, root;
-    std::string database;  // a catalog target's database ("" = the crawler's)
-  };
-  std::vector<Output> outputs;
+bool CrawlRun::PlanOutputs() {
   std::map<std::string, std::string> names;  // table name -> location
-  Json old_tables = state.value("tables", Json::array());
-  for (size_t ti = 0; ti < targets.size(); ++ti) {
-    const Target& target = targets[ti];
+  Json old_tables = state_.value("tables", Json::array());
+  for (size_t ti = 0; ti < targets_.size(); ++ti) {
+    const Target& target = targets_[ti];
     std::vector<Leaf> fresh;
     // New-folders-only: a new folder under a table drawn before is a new partition of it.
     std::map<std::string, Output> attached;
-    for (Leaf& leaf : leaves[ti]) {
+    for (Leaf& leaf : leaves_[ti]) {
       const Json* owner = nullptr;
-      if (new_only) {
+      if (new_only_) {
         for (const Json& t : old_tables) {
           if (t.value("target", "") != target.path) continue;
           std::string root = t.value("root", "");
@@ -820,27 +869,27 @@ CrawlOutcome RunCrawlBody(const Json& crawler, const CrawlContext& ctx) {
     }
     for (auto& [table, o] : attached) {
       names[table] = "(existing)";
-      outputs.push_back(std::move(o));
+      outputs_.push_back(std::move(o));
     }
     PlanOptions plan_options;
-    plan_options.combine_compatible = config.combine_compatible;
+    plan_options.combine_compatible = config_.combine_compatible;
     for (const Json& t : old_tables)
       if (t.value("target", "") == target.path) plan_options.known_roots.push_back(t.value("root", ""));
     if (!target.catalog_table.empty()) {
       plan_options.table_level = 0;  // the table is the catalog target's, at its location
-    } else if (config.table_level > 0) {
+    } else if (config_.table_level > 0) {
       int include_level = 1 + static_cast<int>(std::count(target.prefix.begin(), target.prefix.end(), '/'));
-      plan_options.table_level = std::max(0, config.table_level - include_level);
+      plan_options.table_level = std::max(0, config_.table_level - include_level);
     }
     Plan plan = PlanTables(fresh, plan_options);
     for (const std::string& s : plan.skipped) {
-      out.skipped.push_back(target.path + ": " + s);
-      log.Warn(target.path + ": " + s);
+      out_.skipped.push_back(target.path + ": " + s);
+      log_.Warn(target.path + ": " + s);
     }
     for (const PlannedTable& t : plan.tables) {
       Output o;
       std::string base = t.root.empty() ? target.name : Split(t.root, '/').back();
-      o.spec.name = CatalogName(crawler.value("TablePrefix", "") + base);
+      o.spec.name = CatalogName(crawler_.value("TablePrefix", "") + base);
       o.spec.location = FolderUri(target, t.root);
       o.spec.keys = t.keys;
       if (!target.catalog_table.empty()) {
@@ -857,44 +906,47 @@ CrawlOutcome RunCrawlBody(const Json& crawler, const CrawlContext& ctx) {
       o.spec.files = t.files;
       o.spec.bytes = t.bytes;
       o.spec.records = t.records;
-      o.full = !new_only;
+      o.full = !new_only_;
       o.target = target.path;
       o.root = t.root;
       for (size_t k = 0; k < t.leaves.size(); ++k)
         o.partitions.emplace_back(t.values[k], FolderUri(target, fresh[t.leaves[k]].folder));
       for (const std::string& c : t.conflicts)
-        log.Warn("Table " + o.spec.name + ": column " + c + " has conflicting types; typed string");
-      outputs.push_back(std::move(o));
+        log_.Warn("Table " + o.spec.name + ": column " + c + " has conflicting types; typed string");
+      outputs_.push_back(std::move(o));
     }
   }
-  size_t table_count = outputs.size() + jdbc_tables.size();
-  if (config.table_threshold > 0 && table_count > static_cast<size_t>(config.table_threshold))
-    return fail("The number of tables detected by crawler: " + std::to_string(table_count) +
+  size_t table_count = outputs_.size() + jdbc_tables_.size();
+  if (config_.table_threshold > 0 && table_count > static_cast<size_t>(config_.table_threshold))
+    return Fail("The number of tables detected by crawler: " + std::to_string(table_count) +
                 " is greater than the table threshold value provided: " +
-                std::to_string(config.table_threshold) + ". Failing crawler without creating tables.");
-  if (ctx.cancel->load()) return cancelled();
+                std::to_string(config_.table_threshold) + ". Failing crawler without creating tables.");
+  return Continue();
+}
 
+bool CrawlRun::Write() {
   // Write: every change of the crawl in one store transaction, which the service commits with the
   // crawl's end (a crash before then leaves the catalog as it was; never a half-written table).
-  const int64_t write_start = ctx.clock->NowMillis();
-  log.Benchmark("Classification complete in " + std::to_string(write_start - classify_start) +
-                " ms, writing results to database " + database);
-  log.Flush();
-  Result<std::unique_ptr<store::Transaction>> writes = ctx.store->BeginWrite();
-  if (!writes.ok()) return fail(writes.status().message());
-  out.writes = std::move(*writes);
-  std::unique_ptr<catalog::Catalog> scoped = ctx.catalog->InTransaction(out.writes.get());
-  Writer writer(ctx, scoped.get(), crawler, config, &out);
+  const int64_t write_start = ctx_.clock->NowMillis();
+  log_.Benchmark("Classification complete in " + std::to_string(write_start - classify_start_) +
+                 " ms, writing results to database " + database_);
+  log_.Flush();
+  Result<std::unique_ptr<store::Transaction>> writes = ctx_.store->BeginWrite();
+  if (!writes.ok()) return Fail(writes.status().message());
+  out_.writes = std::move(*writes);
+  std::unique_ptr<catalog::Catalog> scoped = ctx_.catalog->InTransaction(out_.writes.get());
+  Writer writer(ctx_, scoped.get(), crawler_, config_, &out_);
   std::set<std::string> written;
-  for (const Output& o : outputs) {
+  const Json old_tables = state_.value("tables", Json::array());
+  for (const Output& o : outputs_) {
     Status st;
-    writer.SetDatabase(o.database.empty() ? database : o.database);
+    writer.SetDatabase(o.database.empty() ? database_ : o.database);
     if (o.spec.location.empty()) {
       // New partitions of a table drawn before (new-folders-only).
       Result<std::optional<Json>> existing = writer.GetTable(o.spec.name);
-      if (!existing.ok()) return fail(existing.status().message());
+      if (!existing.ok()) return Fail(existing.status().message());
       if (!*existing) {
-        log.Warn("Table " + o.spec.name + " is gone from the catalog; its new folders are not added");
+        log_.Warn("Table " + o.spec.name + " is gone from the catalog; its new folders are not added");
         continue;
       }
       st = writer.WritePartitions(o.spec.name, (**existing).value("StorageDescriptor", Json::object()),
@@ -902,41 +954,47 @@ CrawlOutcome RunCrawlBody(const Json& crawler, const CrawlContext& ctx) {
     } else {
       st = writer.WriteTable(o.spec, o.partitions, o.full);
     }
-    if (!st.ok()) return fail("Writing table " + o.spec.name + ": " + st.message());
+    if (!st.ok()) return Fail("Writing table " + o.spec.name + ": " + st.message());
     written.insert(o.spec.name);
     Json keys = Json::array();
     if (!o.spec.location.empty() && o.database.empty()) {  // catalog targets' tables are never retired
       for (const std::string& k : o.spec.keys) keys.push_back(k);
-      new_state["tables"].push_back({{"name", o.spec.name}, {"target", o.target}, {"root", o.root}, {"keys", keys}});
+      new_state_["tables"].push_back({{"name", o.spec.name}, {"target", o.target}, {"root", o.root}, {"keys", keys}});
     }
   }
-  writer.SetDatabase(database);
-  for (const JdbcTable& jt : jdbc_tables) {
+  writer.SetDatabase(database_);
+  for (const JdbcTable& jt : jdbc_tables_) {
     Status st = writer.WriteJdbcTable(jt.name, jt.location, jt.connection, jt.vendor, jt.columns);
-    if (!st.ok()) return fail("Writing table " + jt.name + ": " + st.message());
+    if (!st.ok()) return Fail("Writing table " + jt.name + ": " + st.message());
     written.insert(jt.name);
-    new_state["tables"].push_back({{"name", jt.name}, {"target", jt.target}, {"root", ""}, {"keys", Json::array()}});
+    new_state_["tables"].push_back({{"name", jt.name}, {"target", jt.target}, {"root", ""}, {"keys", Json::array()}});
   }
   // Tables drawn before: kept in the state (new-folders-only), or retired when their data is gone.
   for (const Json& t : old_tables) {
     std::string table = t.value("name", "");
-    if (written.count(table) && !new_only) continue;
-    if (new_only) {
+    if (written.count(table) && !new_only_) continue;
+    if (new_only_) {
       bool present = false;
-      for (const Json& n : new_state["tables"]) present |= n.value("name", "") == table;
-      if (!present) new_state["tables"].push_back(t);
+      for (const Json& n : new_state_["tables"]) present |= n.value("name", "") == table;
+      if (!present) new_state_["tables"].push_back(t);
       continue;
     }
     Status st = writer.RetireTable(table);
-    if (!st.ok()) return fail("Retiring table " + table + ": " + st.message());
+    if (!st.ok()) return Fail("Retiring table " + table + ": " + st.message());
   }
-  out.new_state = new_state;
-  log.Benchmark("Finished writing to Catalog in " + std::to_string(ctx.clock->NowMillis() - write_start) + " ms");
-  log.Info("Tables created: " + std::to_string(out.tables_created) + ", updated: " +
-           std::to_string(out.tables_updated) + ", deleted: " + std::to_string(out.tables_deleted) +
-           "; partitions created: " + std::to_string(out.partitions_created) +
-           ", deleted: " + std::to_string(out.partitions_deleted));
-  return out;
+  out_.new_state = new_state_;
+  log_.Benchmark("Finished writing to Catalog in " + std::to_string(ctx_.clock->NowMillis() - write_start) + " ms");
+  log_.Info("Tables created: " + std::to_string(out_.tables_created) + ", updated: " +
+            std::to_string(out_.tables_updated) + ", deleted: " + std::to_string(out_.tables_deleted) +
+            "; partitions created: " + std::to_string(out_.partitions_created) +
+            ", deleted: " + std::to_string(out_.partitions_deleted));
+  return true;
+}
+
+}  // namespace
+
+CrawlOutcome RunCrawlBody(const Json& crawler, const CrawlContext& ctx) {
+  return CrawlRun(crawler, ctx).Run();
 }
 
 }  // namespace openglue::crawler

@@ -12,6 +12,7 @@
 #include "crawler/grok.h"
 #include "resource/paging.h"
 #include "resource/request.h"
+#include "resource/stored.h"
 #include "resource/tags.h"
 #include "storage/local_object_store.h"
 
@@ -28,15 +29,10 @@ constexpr size_t kCrawlHistory = 100;
 
 using resource::GetObject;
 using resource::GetString;
+using resource::ParseStored;
 
 Status NotFound(const std::string& name) {
   return Status::EntityNotFound("Crawler entry with name " + name + " does not exist");
-}
-
-Result<Json> ParseStored(const std::string& doc, const std::string& what) {
-  Json j = ParseJson(doc);
-  if (j.is_discarded() || !j.is_object()) return Status::Internal("stored " + what + " is unreadable");
-  return j;
 }
 
 std::string CrawlKey(const std::string& crawler, int64_t start_ms, const std::string& id) {

@@ -50,7 +50,7 @@ using CrawlLogWriter = std::function<void(const std::string& stream, const std::
 // Discovers the tables of a JDBC target: `request` is {"url", "user", "password", "path",
 // "exclusions"}; the answer {"vendor", "tables": [{"database", "schema", "name", "columns":
 // [{"name", "type"}]}]} or {"error": message}. The server runs the runtime's
-// awsglue.crawl_jdbc for it (database drivers are Python's); tests may give their own.
+// openglue_runtime.crawl_jdbc for it (database drivers are Python's); tests may give their own.
 using JdbcSchemas = std::function<Result<Json>(const Json& request)>;
 
 struct CrawlerServiceOptions {

@@ -1,4 +1,4 @@
-// awsglue._engine: the engine's Python module (pybind11). Tables cross into Python through the
+// openglue_runtime.engines.embedded._engine: the engine's Python module (pybind11). Tables cross into Python through the
 // Arrow C stream interface: scans return small objects implementing __arrow_c_stream__ /
 // __arrow_c_schema__, and stream arguments accept any object implementing __arrow_c_stream__.
 // Every call releases the GIL while the engine works; failures raise EngineError.
@@ -80,7 +80,7 @@ class PySchema {
     return py::reinterpret_steal<py::object>(
         PyCapsule_New(c_schema, "arrow_schema", ReleaseSchemaCapsule));
   }
-  std::string Repr() const { return "<awsglue._engine.Schema " + schema_->ToString() + ">"; }
+  std::string Repr() const { return "<openglue_runtime.engines.embedded._engine.Schema " + schema_->ToString() + ">"; }
   const std::shared_ptr<arrow::Schema>& schema() const { return schema_; }
 
  private:
@@ -196,7 +196,7 @@ PYBIND11_MODULE(_engine, m) {
     if (!st.ok()) throw std::runtime_error("arrow compute: " + st.ToString());
   }
   EngineErrorType() = py::reinterpret_steal<py::object>(
-      PyErr_NewExceptionWithDoc("awsglue._engine.EngineError",
+      PyErr_NewExceptionWithDoc("openglue_runtime.engines.embedded._engine.EngineError",
                                 "An engine failure; the message names the file and the problem.",
                                 PyExc_RuntimeError, nullptr));
   m.attr("EngineError") = EngineErrorType();

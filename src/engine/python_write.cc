@@ -1,4 +1,4 @@
-// The writer's part of the Python module awsglue._engine: write, glue_cast, conform and
+// The writer's part of the Python module openglue_runtime.engines.embedded._engine: write, glue_cast, conform and
 // delete_prefix (CONTRACT.md). Tables cross through the Arrow C data/stream interface (PyCapsules
 // named "arrow_schema", "arrow_array", "arrow_array_stream"), so no data is copied at the border.
 // Every call releases the GIL while it works; errors are raised as _engine.EngineError.
@@ -183,7 +183,7 @@ void RegisterWriteFunctions(py::module_& m) {
   if (py::hasattr(m, "EngineError")) {
     EngineErrorType() = m.attr("EngineError");
   } else {
-    PyObject* type = PyErr_NewException("awsglue._engine.EngineError", PyExc_RuntimeError, nullptr);
+    PyObject* type = PyErr_NewException("openglue_runtime.engines.embedded._engine.EngineError", PyExc_RuntimeError, nullptr);
     if (type == nullptr) throw py::error_already_set();
     EngineErrorType() = py::reinterpret_steal<py::object>(type);
     m.attr("EngineError") = EngineErrorType();

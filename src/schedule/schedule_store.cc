@@ -33,12 +33,6 @@ const Json& Arr(const Json& object, const char* member) {
   return it == object.end() || !it->is_array() ? kEmpty : *it;
 }
 
-Result<Json> ParseStored(std::string_view text, const std::string& what) {
-  Json doc = ParseJson(text);
-  if (!doc.is_object()) return Status::Internal("The stored record of " + what + " cannot be read.");
-  return doc;
-}
-
 Result<std::optional<Json>> Load(store::Transaction* txn, std::string_view kind,
                                  const std::string& key, const std::string& what) {
   OG_ASSIGN_OR_RETURN(auto text, txn->Get(kind, key));

@@ -9,6 +9,7 @@
 
 #include "common/json.h"
 #include "common/status.h"
+#include "resource/stored.h"
 #include "store/metadata_store.h"
 
 namespace openglue::schedule::internal {
@@ -31,8 +32,8 @@ int64_t Int(const Json& object, const char* member, int64_t fallback);
 const Json& Obj(const Json& object, const char* member);
 const Json& Arr(const Json& object, const char* member);
 
-// A stored row as a JSON object; Internal naming `what` when it is damaged.
-Result<Json> ParseStored(std::string_view text, const std::string& what);
+// A stored row as a JSON object; Internal naming `what` when it is damaged (resource/stored.h).
+using resource::ParseStored;
 // The stored document at (kind, key), or nullopt.
 Result<std::optional<Json>> Load(store::Transaction* txn, std::string_view kind,
                                  const std::string& key, const std::string& what);

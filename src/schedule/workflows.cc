@@ -156,7 +156,7 @@ Result<Json> Scheduler::PresentWorkflow(store::Transaction* txn, const Json& sto
   std::string name = Str(stored, "Name");
   OG_ASSIGN_OR_RETURN(auto last, txn->Scan(kWorkflowRun, store::ScanOptions{store::PrefixOf({name}), "", 1, false}));
   if (!last.empty()) {
-    OG_ASSIGN_OR_RETURN(Json run, ParseStored(last[0].doc, "a workflow run of " + name));
+    OG_ASSIGN_OR_RETURN(Json run, ParseStored(last[0].doc, "workflow run of " + name));
     OG_ASSIGN_OR_RETURN(workflow["LastRun"], PresentRun(txn, run, false));
   }
   if (include_graph) {
@@ -391,7 +391,7 @@ Result<Json> Scheduler::GetWorkflowRuns(const Json& request) {
                                          resource::PageSize(request, 100)));
   Json runs = Json::array();
   for (const auto& row : page.rows) {
-    OG_ASSIGN_OR_RETURN(Json run, ParseStored(row.doc, "a workflow run of " + name));
+    OG_ASSIGN_OR_RETURN(Json run, ParseStored(row.doc, "workflow run of " + name));
     OG_ASSIGN_OR_RETURN(Json presented, PresentRun(txn.get(), run, graph));
     runs.push_back(std::move(presented));
   }

@@ -1,16 +1,17 @@
-"""OpenGlue's pyspark stand-in for the embedded engine (see awsglue/spark_api.py).
+"""OpenGlue's pyspark stand-in for the embedded engine (openglue_runtime/engines/embedded/
+spark_api.py).
 
 On the embedded engine, scripts import Spark's entry points from here; they are stand-ins that
-work until Spark itself is used, then raise awsglue.spark_api.SparkApiUnavailable, and no JVM
-starts even when a real pyspark is installed. On the Spark engine (and outside job runs) a real
+work until Spark itself is used, then raise SparkApiUnavailable, and no JVM starts even when a
+real pyspark is installed. On the Spark engine (and outside job runs) a real
 pyspark further along sys.path is loaded instead. In a job run with `--engine auto`, the first
-import decides which (awsglue.spark_engine).
+import decides which (openglue_runtime.engines.spark.engine).
 """
 import importlib.machinery
 import importlib.util
 import sys
 
-from awsglue import spark_engine as _spark_engine
+from openglue_runtime.engines.spark import engine as _spark_engine
 
 # In a job run this decides the engine (`auto`), says which in the run's log and, on Spark,
 # prepares Spark's settings before the script can start a JVM.
@@ -25,8 +26,8 @@ if _real is not None:
     _real.loader.exec_module(_module)
     _spark_engine.after_pyspark_import()
 else:
-    from awsglue.spark_api import (RDD, SparkApiUnavailable, SparkConf, SparkContext,  # noqa: F401
-                                   StandIn, announce_engine)
+    from openglue_runtime.engines.embedded.spark_api import (  # noqa: F401
+        RDD, SparkApiUnavailable, SparkConf, SparkContext, StandIn, announce_engine)
 
     announce_engine()
 

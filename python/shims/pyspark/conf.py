@@ -1,2 +1,2 @@
-"""pyspark.conf stand-in (see awsglue/spark_api.py)."""
-from awsglue.spark_api import SparkConf  # noqa: F401
+"""pyspark.conf stand-in (see openglue_runtime/engines/embedded/spark_api.py)."""
+from openglue_runtime.engines.embedded.spark_api import SparkConf  # noqa: F401

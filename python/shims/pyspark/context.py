@@ -1,2 +1,2 @@
-"""pyspark.context stand-in (see awsglue/spark_api.py)."""
-from awsglue.spark_api import SparkContext  # noqa: F401
+"""pyspark.context stand-in (see openglue_runtime/engines/embedded/spark_api.py)."""
+from openglue_runtime.engines.embedded.spark_api import SparkContext  # noqa: F401

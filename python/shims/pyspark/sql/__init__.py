@@ -1,6 +1,7 @@
-"""pyspark.sql stand-in (see awsglue/spark_api.py)."""
-from awsglue.spark_api import (Column, DataFrame, DataFrameReader, DataFrameWriter,  # noqa: F401
-                               GroupedData, Row, SparkSession, SQLContext, StandIn)
+"""pyspark.sql stand-in (see openglue_runtime/engines/embedded/spark_api.py)."""
+from openglue_runtime.engines.embedded.spark_api import (Column, DataFrame, DataFrameReader,  # noqa: F401
+                                                         DataFrameWriter, GroupedData, Row,
+                                                         SparkSession, SQLContext, StandIn)
 from pyspark.sql import functions, types  # noqa: F401,E402
 from pyspark.sql.window import Window, WindowSpec  # noqa: F401,E402
 

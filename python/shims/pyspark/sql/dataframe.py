@@ -1,2 +1,2 @@
-"""pyspark.sql.dataframe stand-in (see awsglue/spark_api.py)."""
-from awsglue.spark_api import DataFrame  # noqa: F401
+"""pyspark.sql.dataframe stand-in (see openglue_runtime/engines/embedded/spark_api.py)."""
+from openglue_runtime.engines.embedded.spark_api import DataFrame  # noqa: F401

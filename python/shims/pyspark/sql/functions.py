@@ -1,6 +1,6 @@
 """pyspark.sql.functions stand-in: every name imports; calling one raises
-awsglue.spark_api.SparkApiUnavailable (see awsglue/spark_api.py)."""
-from awsglue.spark_api import FUNCTION_NAMES, function
+openglue_runtime.engines.embedded.spark_api.SparkApiUnavailable (see openglue_runtime/engines/embedded/spark_api.py)."""
+from openglue_runtime.engines.embedded.spark_api import FUNCTION_NAMES, function
 
 __all__ = list(FUNCTION_NAMES)
 globals().update({name: function(name) for name in FUNCTION_NAMES})

@@ -1,12 +1,12 @@
-"""pyspark.sql.types stand-in: the type objects can be built; see awsglue/spark_api.py."""
-from awsglue.spark_api import TYPE_CLASSES, Row  # noqa: F401
+"""pyspark.sql.types stand-in: the type objects can be built; see openglue_runtime/engines/embedded/spark_api.py."""
+from openglue_runtime.engines.embedded.spark_api import TYPE_CLASSES, Row  # noqa: F401
 
 globals().update(TYPE_CLASSES)
 __all__ = sorted(TYPE_CLASSES)
 
 
 def __getattr__(attr):
-    from awsglue.spark_api import StandIn
+    from openglue_runtime.engines.embedded.spark_api import StandIn
     if attr.startswith("__") and attr.endswith("__"):
         raise AttributeError(attr)
     return StandIn(f"pyspark.sql.types.{attr}")

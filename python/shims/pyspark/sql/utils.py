@@ -1,5 +1,5 @@
-"""pyspark.sql.utils stand-in (see awsglue/spark_api.py)."""
-from awsglue.spark_api import AnalysisException  # noqa: F401
+"""pyspark.sql.utils stand-in (see openglue_runtime/engines/embedded/spark_api.py)."""
+from openglue_runtime.engines.embedded.spark_api import AnalysisException  # noqa: F401
 
 
 class ParseException(AnalysisException):
