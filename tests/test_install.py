@@ -26,7 +26,7 @@ def pinned(path):
 def third_party_imports(folder):
     """Top-level modules imported by the .py files under folder, minus the standard library and
     the project's own modules."""
-    own = {"awsglue", "conftest", "jobkit", "wire", "benchlib", "job_access",
+    own = {"awsglue", "openglue_runtime", "conftest", "jobkit", "wire", "benchlib", "job_access",
            # The pyspark stand-in (python/shims, installed as openglue_standin) imports itself.
            "pyspark", "openglue_standin"}
     # Any module of the repository's own (a test may import a bench helper, say).
