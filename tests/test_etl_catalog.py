@@ -86,6 +86,45 @@ def test_partitioned_csv_table_resolves_folders_format_and_types(glue, db):
     assert none.paths == []
 
 
+def test_push_down_predicate_is_spark_sql_over_the_partitions(glue, db):
+    """AWS's knowledge-center examples of push_down_predicate ("(product_category == 'Video')",
+    "(year == '2019' and month == '08' and day == '02')") and the rest of Spark SQL's operators
+    that partition predicates use; the expected partitions are worked out by hand from Spark
+    SQL's semantics (string partition columns compare as strings, `cast` and `to_date` as
+    Spark's)."""
+    csv_table(glue, db, "reviews", "s3://data/reviews/",
+              [("product_category", "string"), ("year", "string"), ("month", "string"),
+               ("day", "string")])
+    for values in (["Video", "2019", "08", "02"], ["Video", "2019", "08", "03"],
+                   ["Books", "2019", "08", "02"], ["Books", "2020", "01", "15"],
+                   ["Toys", "2018", "12", "31"]):
+        add_partition(glue, db, "reviews", values)
+
+    def read(predicate, **kw):
+        return [tuple(v.values()) for _, v in catalog.resolve_source(
+            db, "reviews", push_down_predicate=predicate, **kw).paths]
+
+    assert read("(product_category == 'Video')") == [("Video", "2019", "08", "02"),
+                                                       ("Video", "2019", "08", "03")]
+    assert read("(year == '2019' and month == '08' and day == '02')") == [
+        ("Books", "2019", "08", "02"), ("Video", "2019", "08", "02")]
+    assert read("product_category != 'Video' and year <> '2019'") == [
+        ("Books", "2020", "01", "15"), ("Toys", "2018", "12", "31")]
+    assert read("product_category in ('Toys', 'Books') and not year = '2019'") == [
+        ("Books", "2020", "01", "15"), ("Toys", "2018", "12", "31")]
+    assert read("product_category like 'V%' or day like '3_'") == [
+        ("Toys", "2018", "12", "31"), ("Video", "2019", "08", "02"), ("Video", "2019", "08", "03")]
+    assert read("cast(year as int) < 2019") == [("Toys", "2018", "12", "31")]
+    assert read("to_date(concat(year, '-', month, '-', day)) >= to_date('2019-08-03')") == [
+        ("Books", "2020", "01", "15"), ("Video", "2019", "08", "03")]
+    assert read("year between '2019' and '2019' AND day = '03'") == [
+        ("Video", "2019", "08", "03")]
+    # Both together: the catalog's Expression first, then the Spark SQL predicate.
+    assert read("day == '02'", catalog_partition_predicate="product_category = 'Books'") == [
+        ("Books", "2019", "08", "02")]
+    assert read("year is null") == []
+
+
 def test_formats_from_serde_input_format_and_parameters(glue, db):
     csv_table(glue, db, "tsv", "file:///data/tsv",
               serde={"SerializationLibrary":
@@ -126,8 +165,15 @@ def test_errors_name_the_table_and_the_predicate(glue, db):
         catalog.resolve_source(db, "missing")
     csv_table(glue, db, "p", "s3://data/p/", [("year", "int")])
     add_partition(glue, db, "p", ["2024"])
+    # catalogPartitionPredicate is the catalog's Expression: the server refuses it.
     with pytest.raises(catalog.CatalogError, match=r"matching \[year = = 1\].*InvalidInput"):
+        catalog.resolve_source(db, "p", catalog_partition_predicate="year = = 1")
+    # push_down_predicate is Spark SQL, refused before any partition is listed.
+    with pytest.raises(catalog.CatalogError,
+                       match=rf"table {db}\.p: push_down_predicate: expected a value.*position 8"):
         catalog.resolve_source(db, "p", push_down_predicate="year = = 1")
+    with pytest.raises(catalog.CatalogError, match="'month', which is not a partition column"):
+        catalog.resolve_source(db, "p", push_down_predicate="month = '08'")
     csv_table(glue, db, "flat", "s3://data/flat/")
     with pytest.raises(catalog.CatalogError, match="not partitioned"):
         catalog.resolve_source(db, "flat", push_down_predicate="year = 1")

@@ -21,6 +21,8 @@ import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from openglue_runtime.partition_predicate import Predicate, PredicateError
+
 Column = Tuple[str, str]  # (name, Glue type name)
 
 
@@ -358,11 +360,11 @@ def resolve_source(database: str, table_name: str, push_down_predicate: str = ""
 
     An unpartitioned table is its Location. A partitioned one is the folders of its partitions
     (each partition's own Location, else `<table location>/k=v/...`) that match both predicates:
-    `catalogPartitionPredicate` (Glue evaluates it in the catalog) and `push_down_predicate`
-    (Glue evaluates it on the partition list; here the catalog's expression engine evaluates it
-    too, so both use the GetPartitions Expression grammar). A table whose partitions are not
-    registered reads nothing, as in Glue. `additional_options["catalogPartitionPredicate"]` is
-    used when the argument is empty.
+    `catalogPartitionPredicate`, GetPartitions' Expression, evaluated by the catalog, and
+    `push_down_predicate`, a Spark SQL predicate over the partition columns, evaluated here on
+    the partitions the catalog returned (openglue_runtime.partition_predicate), as Glue does. A
+    table whose partitions are not registered reads nothing, as in Glue.
+    `additional_options["catalogPartitionPredicate"]` is used when the argument is empty.
     """
     additional_options = dict(additional_options or {})
     if not catalog_partition_predicate:
@@ -381,13 +383,21 @@ def resolve_source(database: str, table_name: str, push_down_predicate: str = ""
                                "apply to it")
         paths = [(location, {})]
     else:
-        expression = _predicate(catalog_partition_predicate, push_down_predicate)
+        predicate = None
+        if push_down_predicate and str(push_down_predicate).strip():
+            try:
+                predicate = Predicate(push_down_predicate, partition_keys)
+            except PredicateError as e:
+                raise CatalogError(f"table {what}: {e}") from None
         names = [k for k, _ in partition_keys]
         paths = []
-        for partition in get_partitions(database, table_name, expression, catalog_id):
+        for partition in get_partitions(database, table_name,
+                                        _predicate(catalog_partition_predicate), catalog_id):
             values = [str(v) for v in partition.get("Values", [])]
             if len(values) != len(names):
                 continue  # a partition that does not fit the table's keys names no folder
+            if predicate is not None and not predicate.matches(dict(zip(names, values))):
+                continue
             part_location = ((partition.get("StorageDescriptor") or {}).get("Location") or "")
             if not part_location.strip():
                 part_location = _join(location, *(f"{k}={_hive_escape(v)}"

@@ -1,0 +1,132 @@
+"""Prints the Markdown table of the conformance corpus (tests/conformance): one row per case with
+the developer guide page and example heading it reproduces and its result on each engine (pass,
+xfail with the reason, fail, or not run with the reason), then the pages' examples the corpus
+cannot run locally.
+
+Usage:
+  python3 tools/conformance_table.py                 # runs the corpus (pytest --junitxml)
+  python3 tools/conformance_table.py --junit r.xml   # reads a junit XML of an earlier run
+"""
+import argparse
+import ast
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CORPUS = os.path.join(ROOT, "tests", "conformance")
+DG = "https://docs.aws.amazon.com/glue/latest/dg/"
+
+# Examples with an output that the corpus does not run, and why.
+NOT_RUN = [
+    ("aws-glue-api-crawler-pyspark-extensions-dynamic-frame",
+     "Example: Use filter to get a filtered selection of fields",
+     "its counts (163065, 564) are of the full Medicare sample file, which the page does not show"),
+    ("aws-glue-api-crawler-pyspark-transforms-filter", "Example",
+     "counts of the full Medicare sample file (163065), not on the page"),
+    ("aws-glue-api-crawler-pyspark-transforms-map", "Example",
+     "count of the full Medicare sample file; the schemas are the DynamicFrame page's map example"),
+    ("aws-glue-api-crawler-pyspark-extensions-dynamic-frame",
+     "Example: Use resolveChoice to handle a column that contains multiple types",
+     "its tables are 20 rows of the Medicare catalog table (a crawled choice column), not on the page"),
+    ("aws-glue-api-crawler-pyspark-extensions-dynamic-frame",
+     "Example: Use relationalize to flatten a nested schema in a DynamicFrame (its show())",
+     "the rows of ids 10 and 75 need the full legislators data set, not on the page"),
+    ("aws-glue-api-crawler-pyspark-extensions-dynamic-frame",
+     "Example: Use unbox to unbox a string field into a struct (its show())",
+     "the table shows truncated Medicare values of 20 rows, not the records"),
+    ("aws-glue-api-crawler-pyspark-extensions-dynamic-frame",
+     "simplify_ddb_json / unnest_ddb_json examples",
+     "they read a DynamoDB export (dynamodb.export) and print getNumPartitions()"),
+    ("aws-glue-api-crawler-pyspark-extensions-dynamic-frame", "Comprehensive DynamicFrame examples",
+     "PostgreSQL/MySQL reads with no output shown"),
+]
+
+
+def cases():
+    """{test function name: (page URL, heading)} from the docstrings of tests/conformance."""
+    found = {}
+    for name in sorted(os.listdir(CORPUS)):
+        if not (name.startswith("test_") and name.endswith(".py")):
+            continue
+        tree = ast.parse(open(os.path.join(CORPUS, name)).read())
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
+                doc = ast.get_docstring(node) or ""
+                url = re.search(r"https://docs\.aws\.amazon\.com/\S+?\.html", doc)
+                heading = re.search(r'"([^"]+)"', doc)
+                found[node.name] = (url.group(0) if url else "", heading.group(1) if heading else "")
+    return found
+
+
+def run_corpus(xml_path):
+    env = dict(os.environ)
+    env["PATH"] = os.path.join(ROOT, ".venv", "bin") + os.pathsep + env.get("PATH", "")
+    python = os.path.join(ROOT, ".venv", "bin", "python")
+    subprocess.run([python if os.path.exists(python) else sys.executable, "-m", "pytest", "-q",
+                    "-p", "no:cacheprovider", "-W", "ignore", CORPUS, "--junitxml", xml_path],
+                   cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
+
+
+def results(xml_path):
+    """{(function, engine): text} from a junit XML."""
+    out = {}
+    for tc in ET.parse(xml_path).getroot().iter("testcase"):
+        m = re.match(r"(\w+)\[(\w+)\]", tc.get("name", ""))
+        if not m:
+            continue
+        text = "pass"
+        for child in tc:
+            message = (child.get("message") or "").strip()
+            if child.tag == "skipped" and child.get("type") == "pytest.xfail":
+                text = "xfail: " + re.sub(r"^reason:\s*", "", message)
+            elif child.tag == "skipped":
+                text = "not run: " + re.sub(r"^.*?Skipped:\s*", "", message)
+            elif child.tag in ("failure", "error"):
+                text = "FAIL: " + message.splitlines()[0][:120] if message else "FAIL"
+        out[(m.group(1), m.group(2))] = text
+    return out
+
+
+def cell(text):
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render(xml_path):
+    docs = cases()
+    res = results(xml_path)
+    lines = ["| Case | Page and heading | embedded | Spark |", "|---|---|---|---|"]
+    for fn, (url, heading) in docs.items():
+        pg = url[len(DG):-len(".html")] if url.startswith(DG) else url
+        where = "[{}]({}): {}".format(pg, url, heading) if url else heading
+        lines.append("| `{}` | {} | {} | {} |".format(
+            fn, cell(where), cell(res.get((fn, "embedded"), "not run: not collected")),
+            cell(res.get((fn, "spark"), "not run: not collected"))))
+    for pg, heading, why in NOT_RUN:
+        lines.append("| (none) | [{}]({}{}.html): {} | not run: {} | not run: {} |".format(
+            pg, DG, pg, cell(heading), cell(why), cell(why)))
+    passed = sum(1 for v in res.values() if v == "pass")
+    xfailed = sum(1 for v in res.values() if v.startswith("xfail"))
+    failed = sum(1 for v in res.values() if v.startswith("FAIL"))
+    lines += ["", "{} runs: {} pass, {} xfail, {} fail.".format(len(res), passed, xfailed, failed)]
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--junit", help="a junit XML of an earlier run of tests/conformance")
+    args = parser.parse_args()
+    if args.junit:
+        sys.stdout.write(render(args.junit))
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        xml_path = os.path.join(tmp, "conformance.xml")
+        run_corpus(xml_path)
+        sys.stdout.write(render(xml_path))
+
+
+if __name__ == "__main__":
+    main()
