@@ -134,15 +134,23 @@ std::string ErrorFromStderr(const std::string& stderr_path) {
   in.seekg(start);
   std::string tail((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::vector<std::string> lines = Split(tail, '\n');
-  bool traceback = tail.find("Traceback (most recent call last)") != std::string::npos;
+  // The bytes are the process's own: invalid UTF-8 is replaced and the cut falls on a
+  // character boundary, so the line can go into a document as it is.
+  // The script's exception: the first unindented line after the last traceback's frames (what
+  // the run printed after it, e.g. the Spark engine's shutdown lines, is not the error).
+  constexpr std::string_view kTraceback = "Traceback (most recent call last)";
+  for (size_t i = lines.size(); i-- > 0;) {
+    if (lines[i].rfind(kTraceback, 0) != 0) continue;
+    for (size_t j = i + 1; j < lines.size(); ++j) {
+      const std::string& line = lines[j];
+      if (line.empty() || line[0] == ' ' || line[0] == '\t' || Trim(line).empty()) continue;
+      return TruncateUtf8(Trim(line), kErrorLineBytes);
+    }
+    break;  // a traceback cut before its exception line: fall back to the last line
+  }
   for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
     std::string line = Trim(*it);
-    if (line.empty()) continue;
-    // The bytes are the process's own: invalid UTF-8 is replaced and the cut falls on a
-    // character boundary, so the line can go into a document as it is.
-    if (!traceback) return TruncateUtf8(line, kErrorLineBytes);
-    // Traceback lines are indented; the exception line is not.
-    if (!it->empty() && (*it)[0] != ' ') return TruncateUtf8(line, kErrorLineBytes);
+    if (!line.empty()) return TruncateUtf8(line, kErrorLineBytes);
   }
   return "";
 }

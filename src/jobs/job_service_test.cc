@@ -187,6 +187,25 @@ TEST_F(JobServiceTest, FailedRunCarriesThePythonExceptionInErrorMessage) {
   EXPECT_EQ(run["ErrorMessage"], "ValueError: bad row 7");
 }
 
+// A Spark run prints the engine's lines after the traceback (its shutdown hook): the run's
+// ErrorMessage is still the script's exception, and of a chained exception the last one.
+TEST_F(JobServiceTest, ErrorMessageIsTheExceptionEvenWhenLinesFollowTheTraceback) {
+  CreateJob("etl");
+  std::string id = Start("etl");
+  service_->Tick();
+  std::ofstream(logs_->StderrPath(id))
+      << "[openglue] engine: spark (--engine spark)\n"
+         "Traceback (most recent call last):\n  File \"job.py\", line 3, in <module>\n"
+         "    int('x')\nValueError: invalid literal for int() with base 10: 'x'\n\n"
+         "During handling of the above exception, another exception occurred:\n\n"
+         "Traceback (most recent call last):\n  File \"job.py\", line 5, in <module>\n"
+         "    raise KeyError('day')\n    ^^^^^^^^^^^^^^^^^^^^^\nKeyError: 'day'\n"
+         "[openglue] spark: master local[2], application app-1, UI http://127.0.0.1:4040\n";
+  launcher_.Exit(1000, 1);
+  service_->Tick();
+  EXPECT_EQ(Run("etl", id)["ErrorMessage"], "KeyError: 'day'");
+}
+
 TEST_F(JobServiceTest, TimeoutKillsTheProcessGroupAndIsNotRetried) {
   CreateJob("slow", {{"Timeout", 2}, {"MaxRetries", 3}});
   std::string id = Start("slow");
