@@ -91,6 +91,18 @@ def test_any_command_name_is_accepted_and_its_run_fails_as_glue_says(kit, glue, 
     assert glue.get_job(JobName=existing)["Job"]["Command"]["Name"] == "glueetl"
 
 
+def test_a_job_without_script_location_is_made_and_its_run_fails_saying_so(kit, glue):
+    # Command.ScriptLocation is optional in Glue's model (moto's suite makes jobs without one).
+    name = unique("noscript")
+    glue.create_job(Name=name, Role="local", Command={"Name": "glueetl"})
+    assert glue.get_job(JobName=name)["Job"]["Command"] == {"Name": "glueetl"}
+    run_id = glue.start_job_run(JobName=name)["JobRunId"]
+    run = wait_run(glue, name, run_id)
+    assert run["JobRunState"] == "FAILED"
+    assert run["ErrorMessage"].startswith("The job has no Command.ScriptLocation")
+    glue.delete_job(JobName=name)
+
+
 def test_unknown_job_is_entity_not_found(glue):
     missing = unique("missing")
     with raises_glue("EntityNotFoundException", missing):

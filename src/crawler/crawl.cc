@@ -615,6 +615,12 @@ bool CrawlRun::Configure() {
   config_ = *parsed;
   database_ = crawler_.value("DatabaseName", "");
   targets_doc_ = crawler_.value("Targets", Json::object());
+  size_t target_count = 0;
+  for (const auto& [kind, list] : targets_doc_.items())
+    if (list.is_array()) target_count += list.size();
+  if (target_count == 0)
+    return Fail("The crawler has no targets to crawl: give it S3Targets, JdbcTargets or "
+                "CatalogTargets (UpdateCrawler)");
   for (const auto& [kind, list] : targets_doc_.items()) {
     if (kind != "S3Targets" && kind != "CatalogTargets" && kind != "JdbcTargets" && list.is_array() &&
         !list.empty())

@@ -67,13 +67,9 @@ Status ApplyCrawlerInput(const Json& request, bool create, Json* crawler) {
       (*crawler)["Schedule"] = {{"ScheduleExpression", expression}, {"State", "SCHEDULED"}};
     }
   }
-  // Targets: at least one; S3 paths must be s3:// locations.
+  // Targets: S3 paths must be s3:// locations. Empty target lists are accepted, as Glue's model
+  // allows (a crawler may get its targets by UpdateCrawler); a crawl without any fails.
   const Json targets = crawler->value("Targets", Json::object());
-  size_t count = 0;
-  for (const auto& [kind, list] : targets.items()) {
-    if (list.is_array()) count += list.size();
-  }
-  if (count == 0) return Status::InvalidInput("Crawler must have at least one target");
   for (const Json& target : targets.value("S3Targets", Json::array())) {
     std::string path = target.value("Path", "");
     if (!StartsWith(path, "s3://") && !StartsWith(path, "s3a://") && !StartsWith(path, "s3n://"))

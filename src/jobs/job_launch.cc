@@ -21,6 +21,10 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
   if (!IsRunnableCommand(command_name))
     return Finish(run, doc, JobRunState::kFailed, std::string(kUnknownCommandMessage));
   std::string script = GetString(command, "ScriptLocation");
+  if (script.empty())
+    return Finish(run, doc, JobRunState::kFailed,
+                  "The job has no Command.ScriptLocation: there is no script to run (UpdateJob "
+                  "with the script's location)");
   std::string dir = RunDir(run->run_id);
   std::error_code ec;
   std::filesystem::create_directories(dir + "/work", ec);

@@ -93,8 +93,8 @@ Result<Json> JobFromInput(const Json& input, const std::string& name, double cre
   // Any Command.Name is kept, as Glue does; a run of one OpenGlue has no runtime for fails.
   const Json& command = GetObject(input, "Command");
   std::string command_name = GetString(command, "Name", "glueetl");
-  if (GetString(command, "ScriptLocation").empty())
-    return Status::InvalidInput("Command.ScriptLocation is required");
+  // Command.ScriptLocation is optional in Glue's model (a job may be made before its script):
+  // a run of a job without one fails (JobService::Launch).
   Json job = Json::object();
   job["Name"] = name;
   for (const char* member :

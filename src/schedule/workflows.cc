@@ -343,10 +343,13 @@ Result<std::string> Scheduler::CreateWorkflowRun(store::Transaction* txn, const 
                                   DumpJson(Json{{"satisfied", satisfied}})));
     }
   }
+  // Nothing started (no start trigger, or start triggers without actions): nothing can run
+  // later either, so the run is COMPLETED now rather than RUNNING for ever.
+  if (Arr(Obj(run, "_og"), "actions").empty()) MaybeComplete(&run, now);
   std::string key = WorkflowRunKey(name, now_ms, run_id);
   OG_RETURN_NOT_OK(txn->Put(kWorkflowRun, key, DumpJson(run)));
   OG_RETURN_NOT_OK(txn->Put(kWorkflowRunId, run_id, key));
-  OG_LOG(kInfo, "workflow " << name << " run " << run_id << " RUNNING"
+  OG_LOG(kInfo, "workflow " << name << " run " << run_id << " " << Str(run, "Status")
                             << (resume_of ? " (resumes " + Str(*resume_of, "WorkflowRunId") + ")" : ""));
   return run_id;
 }
@@ -360,10 +363,8 @@ Result<Json> Scheduler::StartWorkflowRun(const Json& request) {
   std::vector<Json> starts;
   for (const Json& trigger : triggers)
     if (IsStartTrigger(trigger)) starts.push_back(trigger);
-  if (starts.empty())
-    return Status::InvalidInput("Workflow " + name +
-                                " has no start trigger (an ON_DEMAND, SCHEDULED or EVENT trigger "
-                                "with WorkflowName " + name + ").");
+  // A workflow without a start trigger may be started, as on Glue: its run has no node to run
+  // and completes at once (CreateWorkflowRun).
   OG_ASSIGN_OR_RETURN(std::string run_id,
                       CreateWorkflowRun(txn.get(), *workflow, starts, Obj(request, "RunProperties"),
                                         nullptr, {}, true));

@@ -80,7 +80,7 @@ DROP_ARRAY = ("drop_fields(\"friends.age\") leaves age in the structs of the arr
               "after-schema still has |    |    |-- age: int")
 
 
-@engines(embedded=DROP_ARRAY, spark=DROP_ARRAY)
+@engines()
 def test_drop_fields_removes_top_level_and_nested_fields(engine, tmp_path, capsys):
     """https://docs.aws.amazon.com/glue/latest/dg/aws-glue-api-crawler-pyspark-extensions-dynamic-frame.html
     "Example: Use drop_fields to remove fields from a DynamicFrame" (includes

@@ -210,7 +210,7 @@ DROP_IN_ARRAY = ("DropFields(paths=['friends.age']) leaves age in the array's st
                  "(Varun keeps {name: Arjun, age: 3}); the page drops it in every element")
 
 
-@engines(embedded=DROP_IN_ARRAY, spark=DROP_IN_ARRAY)
+@engines()
 def test_drop_fields_through_array(engine, tmp_path, capsys):
     """https://docs.aws.amazon.com/glue/latest/dg/aws-glue-api-crawler-pyspark-transforms-DropFields.html, "Example": DropFields.apply(df, paths=['friends.age']): the member age is
     removed from every element of the array friends. The page's records and schema."""

@@ -120,11 +120,25 @@ def replace_at(cols: Columns, parts: List[str],
     name, arr = cols[i]
     if len(parts) == 1:
         return cols[:i] + fn(name, arr) + cols[i + 1:]
-    if not pa.types.is_struct(arr.type):
-        return cols
-    children = replace_at(struct_children(arr), parts[1:], fn)
-    new = make_struct(children, len(arr), mask=arr.is_null() if arr.null_count else None)
-    return cols[:i] + [(name, new)] + cols[i + 1:]
+    new = _replace_inside(arr, parts[1:], fn)
+    return cols if new is None else cols[:i] + [(name, new)] + cols[i + 1:]
+
+
+def _replace_inside(arr: pa.Array, parts: List[str],
+                    fn: Callable[[str, pa.Array], Columns]) -> Optional[pa.Array]:
+    """`arr` with the field at `parts` below it replaced: through a struct's fields, and through
+    every element of an array (Glue's paths name the members of an array's structs without an
+    index: `friends.age` is the age in each of `friends`). None when the path does not apply."""
+    if pa.types.is_struct(arr.type):
+        children = replace_at(struct_children(arr), parts, fn)
+        return make_struct(children, len(arr), mask=arr.is_null() if arr.null_count else None)
+    if pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type):
+        values = _replace_inside(arr.values, parts, fn)
+        if values is None:
+            return None
+        return type(arr).from_arrays(arr.offsets, values,
+                                     mask=arr.is_null() if arr.null_count else None)
+    return None
 
 
 def insert_at(cols: Columns, parts: List[str], arr: pa.Array, length: int) -> Columns:
