@@ -58,7 +58,7 @@ def run(python, body, cwd=None):
 def test_installed_package_runs_a_glue_script_in_process(venv, tmp_path):
     python, purelib = venv
     result = run(python, """
-        import json, os
+        import importlib.metadata, json, os, sys
         import awsglue, openglue_runtime, pyspark
         from pyspark.context import SparkContext
         from pyspark.sql import SparkSession
@@ -84,7 +84,10 @@ def test_installed_package_runs_a_glue_script_in_process(venv, tmp_path):
             "runtime": os.path.dirname(openglue_runtime.__file__),
             "pyspark": pyspark.__file__, "standin": getattr(pyspark, "__openglue_standin__", False),
             "args": args, "storage": storage_options({"OPENGLUE_S3_ROOT": "/r"}),
-            "type": hive_to_glue("bigint"), "failed": failed}))
+            "type": hive_to_glue("bigint"), "failed": failed,
+            "pyspark_python": os.environ.get("PYSPARK_PYTHON"),
+            "requires_pandas": any(r.startswith("pandas") for r in
+                                   importlib.metadata.requires("openglue-awsglue") or [])}))
     """, cwd=str(tmp_path))
     assert result.returncode == 0, result.stderr
     import json
@@ -98,6 +101,8 @@ def test_installed_package_runs_a_glue_script_in_process(venv, tmp_path):
     assert got["type"] == "long"
     assert got["failed"].startswith("spark.sql() is Spark's API (pyspark)")
     assert os.path.exists(os.path.join(purelib, "openglue_standin.pth"))
+    assert got["pyspark_python"] == python  # Spark's workers run the script's interpreter
+    assert got["requires_pandas"]  # PySpark 3.5's mapInArrow (toDF on real Spark) needs it
     # The engine's binary is installed with the package when the build has made it.
     engine_dir = os.path.join("openglue_runtime", "engines", "embedded")
     built = glob.glob(os.path.join(ROOT, "python", engine_dir, "_engine*.so"))

@@ -7,8 +7,16 @@ Job scripts written for AWS Glue import this package unchanged: `awsglue.context
 OpenGlue's machinery in the package `openglue_runtime` (the engines, the catalog, storage and
 JDBC clients, bookmark state), which never imports this one. See python/README.md.
 """
+import os
+import sys
+
 # awsglue.storage_options() (CONTRACT.md)
 from openglue_runtime.storage import storage_options  # noqa: F401
+
+# Spark's Python workers run this interpreter, as on Glue, not whatever `python3` is first on
+# PATH: a script run from a venv that is not activated (a pytest suite of Glue scripts) works.
+# Read by the SparkContext the script creates after its imports; an explicit setting wins.
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 _DYNAMICFRAME_NAMES = ("DynamicFrame", "DynamicFrameCollection", "DynamicFrameReader",
                        "DynamicFrameWriter")
