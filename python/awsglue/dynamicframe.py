@@ -21,6 +21,8 @@ from openglue_runtime.engines.embedded.ops import DynamicRecord  # noqa: E402
 from openglue_runtime.engines.embedded.plan import ErrorThresholdExceeded  # noqa: E402
 
 
+_ERROR_FIELDS = ("callsite", "msg", "stackTrace", "input", "bytesread", "source", "dynamicRecord")
+
 def _stage_kw(transformation_ctx, stageThreshold, totalThreshold):
     return {"transformation_ctx": transformation_ctx or "", "stage_threshold": stageThreshold or 0,
             "total_threshold": totalThreshold or 0}
@@ -133,10 +135,13 @@ class DynamicFrame:
 
     def errorsAsDynamicFrame(self) -> "DynamicFrame":
         errors = self._engine.errors(self._plan)[0]
-        recs = [{"error": dict(e)} for e in errors]
-        schema = gt.StructType([gt.Field("error", gt.StructType([
-            gt.Field(k, gt.StringType()) for k in
-            ("msg", "stage", "transformation_ctx", "record", "stackTrace")]))])
+        recs = [{"error": {k: e.get(k) for k in _ERROR_FIELDS}} for e in errors]
+        # Glue's error record: callsite, msg, stackTrace, input, bytesread, source and the
+        # dynamicRecord (typed as the records are, so inferred when there are any).
+        schema = None if recs else gt.StructType([gt.Field("error", gt.StructType(
+            [gt.Field(k, gt.LongType() if k == "bytesread" else gt.StringType())
+             for k in _ERROR_FIELDS[:-1]] +
+            [gt.Field("dynamicRecord", gt.StructType([]))]))])
         return DynamicFrame.from_records(recs, self.glue_ctx, self.name + "_errors", schema)
 
     def assertErrorThreshold(self) -> None:

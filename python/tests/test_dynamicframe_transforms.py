@@ -198,10 +198,11 @@ def test_filter_and_map_error_records(ctx):
     assert inv.to_arrow().to_pylist() == [{"n": 1, "inv": 1.0}, {"n": 4, "inv": 0.25}]
     assert inv.errorsCount() == 2 and inv.stageErrorsCount() == 2
     errs = inv.errorsAsDynamicFrame().to_arrow().to_pylist()
-    assert [e["error"]["stage"] for e in errs] == ["Map", "Map"]
+    # Glue's error fields: where it happened (the transform and its ctx), what, and the record.
+    assert [e["error"]["callsite"] for e in errs] == ["Map inv", "Map inv"]
     assert "ZeroDivisionError" in errs[0]["error"]["msg"]
-    assert errs[0]["error"]["record"] == '{"n": 0}'
-    assert errs[1]["error"]["transformation_ctx"] == "inv"
+    assert errs[0]["error"]["input"] == '{"n": 0}'
+    assert errs[0]["error"]["dynamicRecord"] == {"n": 0}
     # errors of earlier stages count in errorsCount, not in stageErrorsCount
     big = inv.filter(lambda r: r["inv"] > 0.5 if r["n"] != 4 else r["missing"])
     assert big.to_arrow().to_pylist() == [{"n": 1, "inv": 1.0}]

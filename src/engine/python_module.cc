@@ -180,6 +180,21 @@ class PyScan {
     }
     return PyStream(Unwrap(std::move(result)));
   }
+  // [{"source", "line", "message", "input"}] of the records the streams skipped (Scan::BadRecords).
+  py::list BadRecords() {
+    py::list out;
+    for (const BadRecord& bad : scan_->BadRecords()) {
+      py::dict d;
+      d["source"] = bad.source;
+      d["line"] = bad.line;
+      d["message"] = py::reinterpret_steal<py::str>(
+          PyUnicode_DecodeUTF8(bad.message.data(), bad.message.size(), "replace"));
+      d["input"] = py::reinterpret_steal<py::str>(
+          PyUnicode_DecodeUTF8(bad.input.data(), bad.input.size(), "replace"));
+      out.append(std::move(d));
+    }
+    return out;
+  }
 
  private:
   std::unique_ptr<Scan> scan_;
@@ -211,7 +226,8 @@ PYBIND11_MODULE(_engine, m) {
       .def("schema", &PyScan::Schema)
       .def("raw_schema", &PyScan::RawSchema)
       .def("stream", &PyScan::Stream, py::arg("schema") = py::none(),
-           py::arg("batch_rows") = 65536);
+           py::arg("batch_rows") = 65536)
+      .def("bad_records", &PyScan::BadRecords);
 
   m.def(
       "list_files",

@@ -1,6 +1,7 @@
 #include "engine/scan.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <thread>
 #include <utility>
@@ -157,6 +158,10 @@ struct ScanState {
   // json
   JsonPath json_path;
   bool multiline = false;
+  // Bad JSON records are kept here (by file index and line) instead of failing the read.
+  bool collect_bad = false;
+  mutable Mutex bad_mu;
+  mutable std::map<std::pair<size_t, int64_t>, BadRecord> bad GUARDED_BY(bad_mu);
 };
 
 namespace {
@@ -680,23 +685,62 @@ class JsonProducer {
   size_t next_ = 0;
 };
 
-Result<std::vector<JsonValue>> ParseJsonItem(const ScanState& state, const RawItem& item) {
+std::string_view TrimJson(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
+  return text;
+}
+
+// `keep_bad`: record the bad records of a collecting scan (the streams do; the schema's
+// inference pass only skips them, so each is recorded once).
+Result<std::vector<JsonValue>> ParseJsonItem(const ScanState& state, const RawItem& item,
+                                             bool keep_bad) {
   std::vector<JsonValue> records;
   const std::string& uri = state.files[item.file];
+  auto keep = [&](int64_t line, const Status& st, std::string_view text) {
+    if (!keep_bad) return;
+    BadRecord bad{uri, line, st.message(), std::string(text.substr(0, 65536))};
+    MutexLock lock(&state.bad_mu);
+    state.bad.emplace(std::make_pair(item.file, line), std::move(bad));
+  };
   for (size_t i = 0; i < item.values.size(); ++i) {
     std::string_view text = item.values[i];
     if (item.lines) {
-      std::string_view trimmed = text;
-      while (!trimmed.empty() && std::isspace(static_cast<unsigned char>(trimmed.back()))) trimmed.remove_suffix(1);
-      while (!trimmed.empty() && std::isspace(static_cast<unsigned char>(trimmed.front()))) trimmed.remove_prefix(1);
-      if (trimmed.empty()) continue;
-      text = trimmed;
+      text = TrimJson(text);
+      if (text.empty()) continue;
     }
+    size_t before = records.size();
     Status st = ParseJsonRecords(text, state.json_path, &records);
-    if (!st.ok()) {
-      std::string where = item.lines ? "line " + std::to_string(item.first_line + i) + ": " : "";
+    if (st.ok()) continue;
+    records.resize(before);
+    int64_t line = item.lines ? item.first_line + static_cast<int64_t>(i) : 0;
+    if (!state.collect_bad) {
+      std::string where = item.lines ? "line " + std::to_string(line) + ": " : "";
       return FileError(uri, "invalid JSON: " + where + st.message());
     }
+    if (!item.lines) {
+      keep(line, st, text);
+      continue;
+    }
+    // A record that ends before it closes goes on on the next line, as a streaming JSON parser
+    // reads it (Glue's does): it is one good record over several lines, or one bad record that
+    // ends where the parser fails.
+    std::string joined(text);
+    size_t j = i;
+    while (st.message().find("unexpected end of input") != std::string::npos &&
+           j + 1 < item.values.size() && joined.size() < (1 << 20)) {
+      ++j;
+      joined += '\n';
+      joined += TrimJson(item.values[j]);
+      records.resize(before);
+      st = ParseJsonRecords(joined, state.json_path, &records);
+      if (st.ok()) break;
+    }
+    if (!st.ok()) {
+      records.resize(before);
+      keep(line, st, joined);
+    }
+    i = j;
   }
   return records;
 }
@@ -897,6 +941,13 @@ class ScanReader : public arrow::RecordBatchReader {
 Scan::Scan(std::shared_ptr<ScanState> state) : state_(std::move(state)) {}
 Scan::~Scan() = default;
 
+std::vector<BadRecord> Scan::BadRecords() const {
+  MutexLock lock(&state_->bad_mu);
+  std::vector<BadRecord> out;
+  for (const auto& [key, bad] : state_->bad) out.push_back(bad);
+  return out;
+}
+
 Result<std::unique_ptr<Scan>> Scan::Make(std::vector<std::string> files, const std::string& format,
                                          Options options, storage::StorageOptions storage) {
   auto state = std::make_shared<ScanState>();
@@ -953,6 +1004,7 @@ Result<std::unique_ptr<Scan>> Scan::Make(std::vector<std::string> files, const s
     OG_ASSIGN_OR_RETURN(state->json_path, ParseJsonPath(Option(o, "jsonPath")));
     state->multiline = Truthy(o, "multiLine", false) ||
                        state->json_path.kind != JsonPath::Kind::kNone;
+    state->collect_bad = Option(o, "openglue.badRecords") == "collect";
   }
   return std::unique_ptr<Scan>(new Scan(std::move(state)));
 }
@@ -1022,7 +1074,7 @@ Result<std::shared_ptr<arrow::Schema>> Scan::Schema() {
     OrderedParallelMap<RawItem, std::shared_ptr<arrow::DataType>> map(
         MakeProducer(state, 65536),
         [state](RawItem item) -> Result<std::shared_ptr<arrow::DataType>> {
-          OG_ASSIGN_OR_RETURN(auto records, ParseJsonItem(*state, item));
+          OG_ASSIGN_OR_RETURN(auto records, ParseJsonItem(*state, item, false));
           return InferRecordsType(records);
         },
         state->threads, 2 * state->threads);
@@ -1051,7 +1103,7 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> Scan::Stream(std::shared_ptr<a
   if (given) {
     if (state->format == Format::kJson) {
       fn = [state, target](RawItem item) -> Result<std::shared_ptr<arrow::RecordBatch>> {
-        OG_ASSIGN_OR_RETURN(auto records, ParseJsonItem(*state, item));
+        OG_ASSIGN_OR_RETURN(auto records, ParseJsonItem(*state, item, true));
         auto local = arrow::schema(InferRecordsType(records)->fields());
         OG_ASSIGN_OR_RETURN(auto batch, BuildJsonBatch(records, local));
         return Conform(batch, target);
@@ -1081,7 +1133,7 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> Scan::Stream(std::shared_ptr<a
     };
   } else if (state->format == Format::kJson) {
     fn = [state, target](RawItem item) -> Result<std::shared_ptr<arrow::RecordBatch>> {
-      OG_ASSIGN_OR_RETURN(auto records, ParseJsonItem(*state, item));
+      OG_ASSIGN_OR_RETURN(auto records, ParseJsonItem(*state, item, true));
       return BuildJsonBatch(records, target);
     };
   } else {

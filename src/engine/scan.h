@@ -54,6 +54,16 @@ enum class Format { kCsv, kJson, kParquet, kOrc };
 
 struct ScanState;
 
+// A JSON record that does not parse, kept when the scan collects bad records (the format option
+// "openglue.badRecords" "collect"): the read goes on without it, as Glue's does, and the
+// runtime makes it an error record of the frame (errorsCount, errorsAsDynamicFrame).
+struct BadRecord {
+  std::string source;   // the file
+  int64_t line = 0;     // JSON lines: its first line (1-based); 0 for a multi-line file's value
+  std::string message;  // the parser's
+  std::string input;    // its text (at most 64 KiB)
+};
+
 class Scan {
  public:
   // InvalidInput for an unknown or unsupported format ("format avro is not supported by the
@@ -70,6 +80,9 @@ class Scan {
   // to `schema` with Conform (no inference pass).
   Result<std::shared_ptr<arrow::RecordBatchReader>> Stream(std::shared_ptr<arrow::Schema> schema,
                                                           int64_t batch_rows = 65536);
+  // The bad records that the streams so far skipped, in file and line order, each once however
+  // often the files were streamed. Thread-safe.
+  std::vector<BadRecord> BadRecords() const;
 
  private:
   explicit Scan(std::shared_ptr<ScanState> state);

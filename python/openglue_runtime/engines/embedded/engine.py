@@ -34,6 +34,14 @@ TRANSFORMS = {
 FORMATS = {"csv", "json", "parquet", "glueparquet", "orc"}
 
 
+
+def _collecting(fmt: str, options: dict) -> dict:
+    """JSON sources keep their malformed records as the frame's error records, as Glue's reader
+    does, instead of failing the read (plan.ScanSource.errors)."""
+    if fmt != "json":
+        return dict(options)
+    return {**options, "openglue.badRecords": "collect"}
+
 class EmbeddedEngine:
     name = "embedded"
 
@@ -61,7 +69,7 @@ class EmbeddedEngine:
         if connection_options.get("compressionType") and "compressionType" not in options:
             options["compressionType"] = connection_options["compressionType"]
         files = [u for u, _, _ in listing]
-        return Plan(ScanSource([(files, {})], fmt, options, listing))
+        return Plan(ScanSource([(files, {})], fmt, _collecting(fmt, options), listing))
 
     def read_catalog(self, parts: Sequence[Tuple[List[str], Dict[str, str]]],
                      listing: List[Tuple[str, int, int]], fmt: str, format_options: dict,
@@ -75,7 +83,8 @@ class EmbeddedEngine:
             declared = pa.schema([pa.field(n, gt.to_arrow_type(gt.type_from_name(t)))
                                   for n, t in data_cols])
         pcols = [(n, gt.type_from_name(t)) for n, t in partition_keys]
-        return Plan(ScanSource(parts, fmt, format_options or {}, listing, pcols, declared))
+        return Plan(ScanSource(parts, fmt, _collecting(fmt, format_options or {}), listing, pcols,
+                               declared))
 
     # ---------------------------------------------------------------- steps
 
@@ -107,7 +116,7 @@ class EmbeddedEngine:
 
     def errors(self, plan: Plan) -> Tuple[List[dict], List[dict]]:
         plan.ensure_ran()
-        last = plan.ops[-1].errors if plan.ops else []
+        last = plan.ops[-1].errors if plan.ops else getattr(plan.source, "errors", [])
         return plan.all_errors(), list(last)
 
     def num_partitions(self, plan: Plan) -> int:

@@ -160,6 +160,12 @@ class Scan:
         obj = self._scan.stream(schema) if schema is not None else self._scan.stream()
         return pa.RecordBatchReader.from_stream(obj)
 
+    def bad_records(self) -> List[dict]:
+        """The JSON records the streams skipped ({source, line, message, input}), when the scan
+        was made with the option "openglue.badRecords" "collect"."""
+        fn = getattr(self._scan, "bad_records", None)
+        return list(fn()) if fn is not None else []
+
 
 def write(reader: pa.RecordBatchReader, path: str, fmt: str, options: dict,
           partition_keys: Sequence[str]) -> List[str]:

@@ -72,6 +72,10 @@ class ScanSource(Source):
         self.declared = declared
         self._schema: Optional[pa.Schema] = None
         self._scans: Dict[int, object] = {}
+        # The error records of the last complete read (malformed JSON records), and whether
+        # one has completed.
+        self.errors: List[dict] = []
+        self.ran = False
 
     def num_partitions(self) -> int:
         return max(1, sum(len(f) for f, _ in self.parts))
@@ -131,7 +135,49 @@ class ScanSource(Source):
                     for v, at in consts:
                         arrays.append(pa.array([v] * batch.num_rows, type=at))
                     yield pa.RecordBatch.from_arrays(arrays, schema=out_schema)
+            self.errors = [source_error(bad) for i in range(len(self.parts)) if i in self._scans
+                           for bad in self._scans[i].bad_records()]
+            self.ran = True
         return out_schema, gen()
+
+
+def source_error(bad: dict) -> dict:
+    """A malformed input record as an error record, with the fields Glue's have (callsite, msg,
+    stackTrace, input, bytesread, source, dynamicRecord): `dynamicRecord` is what parses of the
+    record before the point where it breaks (as Glue's reader keeps the fields read so far)."""
+    text = str(bad.get("input", ""))
+    line = int(bad.get("line") or 0)
+    where = "{}{}".format(bad.get("source", ""), " line {}".format(line) if line else "")
+    return {"callsite": "read " + where, "msg": "Malformed record: " + str(bad.get("message", "")),
+            "stackTrace": "", "input": text, "bytesread": len(text.encode("utf-8")),
+            "source": str(bad.get("source", "")), "dynamicRecord": _partial_record(text)}
+
+
+def _partial_record(text: str) -> Optional[dict]:
+    """The members of a broken JSON object that come before the break ({} when none parse)."""
+    import json
+    decoder = json.JSONDecoder()
+    body = text.strip()
+    if not body.startswith("{"):
+        return None
+    out: dict = {}
+    pos = 1
+    while True:
+        while pos < len(body) and body[pos] in " \t\r\n,":
+            pos += 1
+        try:
+            key, pos = decoder.raw_decode(body, pos)
+            while pos < len(body) and body[pos] in " \t\r\n":
+                pos += 1
+            if not isinstance(key, str) or pos >= len(body) or body[pos] != ":":
+                return out
+            pos += 1
+            while pos < len(body) and body[pos] in " \t\r\n":
+                pos += 1
+            value, pos = decoder.raw_decode(body, pos)
+        except ValueError:
+            return out
+        out[key] = value
 
 
 # ---------------------------------------------------------------- operations
@@ -162,12 +208,19 @@ class Op:
         return None
 
     def record_error(self, record, exc: BaseException) -> None:
+        """An error record with Glue's fields: where (`callsite`: the transform and its
+        transformation_ctx), what (`msg`, `stackTrace`), and the record (`input` as JSON text,
+        `dynamicRecord` as it was)."""
+        text = _json_record(record)
         self.errors.append({
+            "callsite": self.name + (" " + self.transformation_ctx
+                                     if self.transformation_ctx else ""),
             "msg": "{}: {}".format(type(exc).__name__, exc),
-            "stage": self.name,
-            "transformation_ctx": self.transformation_ctx,
-            "record": _json_record(record),
             "stackTrace": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-4000:],
+            "input": text,
+            "bytesread": 0,
+            "source": "",
+            "dynamicRecord": record if isinstance(record, dict) else None,
         })
 
 
@@ -263,11 +316,11 @@ class Plan:
         return pa.Table.from_batches(out, schema=schema)
 
     def ensure_ran(self) -> None:
-        if not all(op.ran for op in self.ops):
+        if not all(op.ran for op in self.ops) or not getattr(self.source, "ran", True):
             self.count()
 
     def all_errors(self) -> List[dict]:
-        return [e for op in self.ops for e in op.errors]
+        return list(getattr(self.source, "errors", [])) + [e for op in self.ops for e in op.errors]
 
 
 def read_schema_with_partitions(source: Source, read_schema: Optional[pa.Schema]) -> pa.Schema:
