@@ -7,7 +7,7 @@ import uuid
 import pyarrow.dataset as ds
 import pytest
 
-from jobkit import kit, unique  # noqa: F401
+from jobkit import OUTPUT, kit, log_messages, unique  # noqa: F401
 from test_s3_api import s3_server
 
 
@@ -109,7 +109,6 @@ def test_a_glue_script_turns_a_csv_table_into_partitioned_parquet_in_the_catalog
 @pytest.mark.parametrize("name,body,fmt", [
     ("broken.csv", b'id,name\n1,"a" "b",c,d\n', "csv"),
     ("open-quote.csv", b'id,name\n1,"never closed\n2,b\n', "csv"),
-    ("broken.json", b'{"a": 1}\n{"a": \n', "json"),
     ("truncated.parquet", b"PAR1\x00\x00garbage", "parquet"),
 ])
 def test_malformed_input_fails_the_run_with_a_message_naming_the_file(kit, server, name, body, fmt):
@@ -120,6 +119,20 @@ def test_malformed_input_fails_the_run_with_a_message_naming_the_file(kit, serve
     run = kit.run(job, timeout=120, Arguments={"--path": f"s3://{bucket}/in/", "--format": fmt})
     assert run["JobRunState"] == "FAILED"
     assert f"s3://{bucket}/in/{name}" in run["ErrorMessage"], run["ErrorMessage"]
+
+
+def test_a_malformed_json_record_is_an_error_record_not_a_failed_run(kit, server):
+    """As in Glue (the developer guide's errorsAsDynamicFrame example), a JSON record that does
+    not parse is left out of the frame and counted as an error record; the run goes on."""
+    bucket = "bad-" + uuid.uuid4().hex[:8]
+    server.s3().create_bucket(Bucket=bucket)
+    put(server, bucket, "in/broken.json", b'{"a": 1}\n{"a": \n{"a": 3}\n')
+    job = kit.job(READ + '    print("errors", frame.errorsCount())\n')
+    run = kit.run(job, timeout=120, Arguments={"--path": f"s3://{bucket}/in/", "--format": "json"})
+    assert run["JobRunState"] == "SUCCEEDED", run.get("ErrorMessage")
+    out = log_messages(server.client("logs"), OUTPUT, run["Id"])
+    # Line 2 is left open, so it goes on onto line 3, where it breaks: one error, one record.
+    assert "rows 1" in out and "errors 1" in out, out
 
 
 def test_a_missing_path_fails_the_run_naming_it(kit, server):

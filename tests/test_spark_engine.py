@@ -216,7 +216,7 @@ def test_a_bad_engine_and_a_failing_spark_script_end_failed_with_the_message(kit
 TRANSFORMS = """
     import sys
     from awsglue.context import GlueContext
-    from awsglue.transforms import Filter, Join, Map, ResolveChoice
+    from awsglue.transforms import ApplyMapping, Filter, Join, Map, ResolveChoice
     from awsglue.utils import getResolvedOptions
     from pyspark.context import SparkContext
 
@@ -224,6 +224,12 @@ TRANSFORMS = """
     gc = GlueContext(SparkContext.getOrCreate())
     orders = gc.create_dynamic_frame.from_options("s3", {"paths": [args["orders"]]}, "csv",
                                                   {"withHeader": True})
+    # A CSV read gives strings, as on Glue: the script types its columns.
+    orders = ApplyMapping.apply(orders, [("id", "string", "id", "long"),
+                                         ("name", "string", "name", "string"),
+                                         ("qty", "string", "qty", "int"),
+                                         ("price", "string", "price", "double"),
+                                         ("day", "string", "day", "string")])
     mixed = gc.create_dynamic_frame.from_options("s3", {"paths": [args["mixed"]]}, "json")
     mixed = ResolveChoice.apply(mixed, specs=[("v", "cast:string")])
     joined = Join.apply(orders, mixed, "id", "k")

@@ -69,6 +69,8 @@ class EmbeddedEngine:
         if connection_options.get("compressionType") and "compressionType" not in options:
             options["compressionType"] = connection_options["compressionType"]
         files = [u for u, _, _ in listing]
+        if fmt == "csv":
+            options["openglue.csvStrings"] = "true"
         return Plan(ScanSource([(files, {})], fmt, _collecting(fmt, options), listing))
 
     def read_catalog(self, parts: Sequence[Tuple[List[str], Dict[str, str]]],

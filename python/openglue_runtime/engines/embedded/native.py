@@ -156,6 +156,10 @@ class Scan:
     def schema(self) -> pa.Schema:
         return pa.schema(self._scan.schema())
 
+    def raw_schema(self) -> pa.Schema:
+        """CSV: every column a string, in first-appearance order over the files."""
+        return pa.schema(self._scan.raw_schema())
+
     def stream(self, schema: Optional[pa.Schema] = None) -> pa.RecordBatchReader:
         obj = self._scan.stream(schema) if schema is not None else self._scan.stream()
         return pa.RecordBatchReader.from_stream(obj)

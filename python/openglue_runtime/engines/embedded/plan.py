@@ -89,12 +89,23 @@ class ScanSource(Source):
     def _data_schema(self) -> pa.Schema:
         if self.declared is not None:
             return self.declared
+        if self._csv_strings():
+            # from_options CSV: every column a string, as Glue's reader gives them.
+            if self._schema is None:
+                names: List[str] = []
+                for i in range(len(self.parts)):
+                    names += [n for n in self._scan(i).raw_schema().names if n not in names]
+                self._schema = pa.schema([pa.field(n, pa.string()) for n in names])
+            return self._schema
         if self._schema is None:
             merged: gt.DataType = gt.StructType([])
             for i in range(len(self.parts)):
                 merged = merge_types(merged, gt.from_arrow_schema(self._scan(i).schema()))
             self._schema = gt.to_arrow_schema(merged)
         return self._schema
+
+    def _csv_strings(self) -> bool:
+        return self.fmt == "csv" and bool(self.options.get("openglue.csvStrings"))
 
     def _part_names(self):
         return {n for n, _ in self.partition_columns}
@@ -107,7 +118,8 @@ class ScanSource(Source):
 
     def open(self, read_schema: Optional[pa.Schema] = None):
         parts_named = self._part_names()
-        conform = read_schema is not None or len(self.parts) > 1 or self.declared is not None
+        conform = (read_schema is not None or len(self.parts) > 1 or self.declared is not None
+                   or self._csv_strings())
         first_reader = None
         if read_schema is not None:
             data = pa.schema([f for f in read_schema if f.name not in parts_named])

@@ -453,7 +453,11 @@ class _ScanBase(_Base):
                 for ids in it:
                     for i in ids.column(0).to_pylist():
                         for files, _ in groups[i]:
-                            sch = native.Scan(files, src.fmt, src.options).schema()
+                            scan = native.Scan(files, src.fmt, src.options)
+                            # from_options CSV: every column a string (ScanSource._csv_strings).
+                            sch = pa.schema([pa.field(n, pa.string())
+                                             for n in scan.raw_schema().names]) \
+                                if src._csv_strings() else scan.schema()
                             yield pa.RecordBatch.from_pydict(
                                 {"i": [i], "schema": [sch.serialize().to_pybytes()]})
             from pyspark.sql import types as st
@@ -596,6 +600,8 @@ class SparkEngine:
         options = dict(format_options or {})
         if connection_options.get("compressionType") and "compressionType" not in options:
             options["compressionType"] = connection_options["compressionType"]
+        if fmt == "csv":
+            options["openglue.csvStrings"] = "true"  # every column a string, as on Glue
         files = [u for u, _, _ in listing]
         return SparkPlan(_ScanBase(self, ScanSource([(files, {})], fmt, options, listing)))
 
