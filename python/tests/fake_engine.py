@@ -90,7 +90,8 @@ class Scan:
             lp = _local(f, self.storage)
             if self.fmt == "csv":
                 header = self.options.get("withHeader", "false") == "true"
-                ro = pcsv.ReadOptions(autogenerate_column_names=not header)
+                skip = 1 if self.options.get("skipFirst", "false") == "true" else 0
+                ro = pcsv.ReadOptions(autogenerate_column_names=not header, skip_rows=skip)
                 po = pcsv.ParseOptions(delimiter=self.options.get("separator", ","),
                                        quote_char=self.options.get("quoteChar", '"'))
                 t = pcsv.read_csv(lp, read_options=ro, parse_options=po,

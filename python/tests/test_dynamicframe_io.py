@@ -248,6 +248,22 @@ def test_from_catalog_partitions_become_typed_fields(engine, ctx, tmp_path, fake
         {"id": 3, "amount": 4.0, "day": datetime.date(2024, 1, 2), "region": 8}]
 
 
+def test_catalog_csv_columns_are_the_files_fields_by_position(engine, ctx, tmp_path, fake_catalog):
+    """Issue 20's gap 2: a crawled CSV table names its columns its own way (lower case, no
+    padding); the header the table skips (` Id `, `AMOUNT `) never renames or drops a column,
+    as in Glue: the catalog's columns are the files' fields by position."""
+    put(tmp_path, "whs/sales/day=2024-01-01/a.csv", " Id |AMOUNT \n1|2.5\n2|3\n")
+    put(tmp_path, "whs/sales/day=2024-01-02/b.csv", "Identifier|Amount (USD)\n3|\n")
+    dyf = ctx.create_dynamic_frame.from_catalog(database="db", table_name="sales")
+    assert dyf.schema().names() == ["id", "amount", "day", "region"]
+    assert [(r["id"], r["amount"]) for r in dyf.to_arrow().to_pylist()] == [
+        (1, 2.5), (2, 3.0), (3, None)]
+    mapped = dyf.apply_mapping([("amount", "double", "amount", "double"),
+                                ("id", "long", "id", "long")])
+    assert mapped.to_arrow().to_pylist() == [{"amount": 2.5, "id": 1}, {"amount": 3.0, "id": 2},
+                                             {"amount": None, "id": 3}]
+
+
 def test_write_from_catalog_updates_catalog(engine, ctx, tmp_path, fake_catalog):
     dyf = DynamicFrame.from_records([{"id": 1, "day": "2024-02-01"}, {"id": 2, "day": "2024-02-02"}], ctx)
     ctx.write_dynamic_frame.from_catalog(

@@ -85,8 +85,16 @@ class EmbeddedEngine:
             declared = pa.schema([pa.field(n, gt.to_arrow_type(gt.type_from_name(t)))
                                   for n, t in data_cols])
         pcols = [(n, gt.type_from_name(t)) for n, t in partition_keys]
-        return Plan(ScanSource(parts, fmt, _collecting(fmt, format_options or {}), listing, pcols,
-                               declared))
+        options = dict(format_options or {})
+        if fmt == "csv" and declared is not None:
+            # A catalog CSV table's columns are its files' fields by position, as in Glue: the
+            # header the table skips (skip.header.line.count) never names or drops a column.
+            header = str(options.get("withHeader", "false")).lower() == "true"
+            options["withHeader"] = "false"
+            if header:
+                options["skipFirst"] = "true"
+            options["openglue.csvByPosition"] = "true"
+        return Plan(ScanSource(parts, fmt, _collecting(fmt, options), listing, pcols, declared))
 
     # ---------------------------------------------------------------- steps
 

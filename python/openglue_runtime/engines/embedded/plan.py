@@ -104,6 +104,11 @@ class ScanSource(Source):
             self._schema = gt.to_arrow_schema(merged)
         return self._schema
 
+    def _by_position(self) -> bool:
+        """A catalog CSV table: declared columns are read by position (engine.read_catalog)."""
+        return (self.fmt == "csv" and self.declared is not None
+                and bool(self.options.get("openglue.csvByPosition")))
+
     def _csv_strings(self) -> bool:
         return self.fmt == "csv" and bool(self.options.get("openglue.csvStrings"))
 
@@ -132,13 +137,19 @@ class ScanSource(Source):
         pcols = [(n, t) for n, t in self.partition_columns
                  if read_schema is None or n in read_schema.names]
         out_schema = pa.schema(list(data) + [pa.field(n, gt.to_arrow_type(t)) for n, t in pcols])
+        stream_schema = data
+        if self._by_position() and conform:
+            # The files' fields are col0, col1, ...: each declared column reads its position.
+            position = {f.name: i for i, f in enumerate(self.declared)}
+            stream_schema = pa.schema([pa.field("col{}".format(position[f.name]), f.type)
+                                       if f.name in position else f for f in data])
 
         def gen():
             for i, (files, values) in enumerate(self.parts):
                 if i == 0 and first_reader is not None:
                     reader = first_reader
                 else:
-                    reader = self._scan(i).stream(data if conform else None)
+                    reader = self._scan(i).stream(stream_schema if conform else None)
                 consts = []
                 for n, t in pcols:
                     consts.append((convert_py(values.get(n), t), gt.to_arrow_type(t)))
