@@ -50,7 +50,7 @@ def venv(tmp_path_factory):
 
 def run(python, body, cwd=None):
     env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH",) and not k.startswith(("OPENGLUE_", "AWS_"))}
+           if k not in ("PYTHONPATH", "PYSPARK_PYTHON") and not k.startswith(("OPENGLUE_", "AWS_"))}
     return subprocess.run([python, "-c", textwrap.dedent(body)], capture_output=True, text=True,
                           timeout=120, env=env, cwd=cwd)
 
