@@ -8,7 +8,7 @@ from awsglue.transforms import (DropFields, DropNullFields, Join, RenameField, S
 
 import datasets as ds
 from conformance_kit import (engines, expect, frame_records, glue_context, json_frame, out_lines,
-                             page, records_frame, spark_table)
+                             records_frame, spark_table)
 
 TODF = "DynamicFrame.toDF() needs the Spark engine (SparkApiUnavailable)"
 UNBOX_INT = ("unbox(format=\"json\") keeps the quoted numbers (\"220\") as string; the page's schema "

@@ -43,10 +43,12 @@ import pyarrow as pa
 
 from openglue_runtime import types as gt
 from openglue_runtime.engines.embedded import native, ops
-from openglue_runtime.engines.embedded.engine import TRANSFORMS, _check_format, glue_table
+from openglue_runtime.engines.embedded.engine import (TRANSFORMS, _check_format, _collecting,
+                                                      glue_table)
 from openglue_runtime.engines.embedded.paths import join_path, parse_path
-from openglue_runtime.engines.embedded.plan import (ScanSource, _conform_records, check_thresholds,
-                                                    conform_batch, read_schema_with_partitions)
+from openglue_runtime.engines.embedded.plan import (Op, ScanSource, _conform_records,
+                                                    check_thresholds, conform_batch,
+                                                    read_schema_with_partitions)
 from openglue_runtime.engines.embedded.records import (empty_batch, merge_types, null_array,
                                                        records_to_table)
 
@@ -281,6 +283,13 @@ def _errors_param():
     return PartitionErrors()
 
 
+class _ReadErrors(Op):
+    """The read of a JSON source, as a step that only has error records (its malformed
+    records); no threshold applies to it, as to Glue's reads."""
+    name = "Read"
+    can_error = True
+
+
 class _Step:
     """An embedded op inside a Spark plan, with the accumulator its error records come back by."""
 
@@ -429,6 +438,11 @@ class _ScanBase(_Base):
         self.read_schema: Optional[pa.Schema] = None
         self._data_schema: Optional[pa.Schema] = source.declared
         self._groups = self._split(source.parts)
+        # A JSON source's malformed records (plan.ScanSource.errors) come back from the tasks
+        # like a step's error records, so errorsCount and errorsAsDynamicFrame see them.
+        if source.options.get("openglue.badRecords") == "collect":
+            acc = engine.spark.sparkContext.accumulator({}, _errors_param())
+            self.own_steps = (_Step(_ReadErrors(), acc),)
 
     @staticmethod
     def _split(parts):
@@ -487,16 +501,24 @@ class _ScanBase(_Base):
         read_schema = self.read_schema
         declared = self.data_schema() if read_schema is None and src.parts else src.declared
         in_schema = self.schema()
+        acc = self.own_steps[0].acc if self.own_steps else None
 
         def fn(it):
             native.use_storage(store)
-            for ids in it:
-                for i in ids.column(0).to_pylist():
-                    part = ScanSource(groups[i], src.fmt, src.options, [],
-                                      src.partition_columns, declared)
-                    _, batches = part.open(read_schema if read_schema is not None else in_schema)
-                    yield from _finish(_run_ops(batches, steps_spec), out_schema,
-                                       tail, for_df)
+            errors: List[dict] = []
+            try:
+                for ids in it:
+                    for i in ids.column(0).to_pylist():
+                        part = ScanSource(groups[i], src.fmt, src.options, [],
+                                          src.partition_columns, declared)
+                        _, batches = part.open(read_schema if read_schema is not None
+                                               else in_schema)
+                        yield from _finish(_run_ops(batches, steps_spec), out_schema,
+                                           tail, for_df)
+                        errors.extend(part.errors)
+            finally:
+                if acc is not None:
+                    acc.add({_partition_id(): (len(errors), errors[:ERRORS_KEPT])})
         if not self._groups:
             return self.engine.empty_df(out_schema if tail is None else None, tail_schema, for_df)
         return self._tasks(fn, tail_schema if tail is not None else spark_schema(out_schema, for_df))
@@ -603,7 +625,8 @@ class SparkEngine:
         if fmt == "csv":
             options["openglue.csvStrings"] = "true"  # every column a string, as on Glue
         files = [u for u, _, _ in listing]
-        return SparkPlan(_ScanBase(self, ScanSource([(files, {})], fmt, options, listing)))
+        return SparkPlan(_ScanBase(self, ScanSource([(files, {})], fmt, _collecting(fmt, options),
+                                                    listing)))
 
     def read_catalog(self, parts, listing, fmt, format_options, columns, partition_keys):
         from openglue_runtime.engines.embedded.engine import EmbeddedEngine
