@@ -697,11 +697,20 @@ Result<std::vector<JsonValue>> ParseJsonItem(const ScanState& state, const RawIt
                                              bool keep_bad) {
   std::vector<JsonValue> records;
   const std::string& uri = state.files[item.file];
-  auto keep = [&](int64_t line, const Status& st, std::string_view text) {
-    if (!keep_bad) return;
+  // At most kMaxBadRecords are kept per scan (each with at most 64 KiB of its text), so a file
+  // of garbage cannot make the read hold it all: past that the read fails, naming the file.
+  constexpr size_t kMaxBadRecords = 10000;
+  auto keep = [&](int64_t line, const Status& st, std::string_view text) -> Status {
+    if (!keep_bad) return Status::OK();
     BadRecord bad{uri, line, st.message(), std::string(text.substr(0, 65536))};
     MutexLock lock(&state.bad_mu);
-    state.bad.emplace(std::make_pair(item.file, line), std::move(bad));
+    auto key = std::make_pair(item.file, line);
+    if (state.bad.size() >= kMaxBadRecords && state.bad.count(key) == 0)
+      return FileError(uri, "more than " + std::to_string(kMaxBadRecords) +
+                                " malformed JSON records; the read stops at line " +
+                                std::to_string(line) + ": " + st.message());
+    state.bad.emplace(key, std::move(bad));
+    return Status::OK();
   };
   for (size_t i = 0; i < item.values.size(); ++i) {
     std::string_view text = item.values[i];
@@ -719,7 +728,7 @@ Result<std::vector<JsonValue>> ParseJsonItem(const ScanState& state, const RawIt
       return FileError(uri, "invalid JSON: " + where + st.message());
     }
     if (!item.lines) {
-      keep(line, st, text);
+      OG_RETURN_NOT_OK(keep(line, st, text));
       continue;
     }
     // A record that ends before it closes goes on on the next line, as a streaming JSON parser
@@ -738,7 +747,7 @@ Result<std::vector<JsonValue>> ParseJsonItem(const ScanState& state, const RawIt
     }
     if (!st.ok()) {
       records.resize(before);
-      keep(line, st, joined);
+      OG_RETURN_NOT_OK(keep(line, st, joined));
     }
     i = j;
   }

@@ -112,6 +112,16 @@ TEST_F(ScanTest, JsonBadRecordsAreCollectedNotFatal) {
   EXPECT_EQ(bad[0].input, "{\"id\": 2, \"name\": \"benjamin\",\n{\"id\": 3, \"name\": \"alexander\"}");
   EXPECT_EQ(bad[1].line, 7);
   EXPECT_EQ(bad[1].input, "not json");
+  // A file of garbage cannot make the read keep it all: past 10,000 bad records it fails.
+  std::string garbage;
+  for (int i = 0; i < 10001; ++i) garbage += "nope\n";
+  auto flood = Write("flood.json", "{\"ok\": 1}\n" + garbage);
+  auto flooded = MakeScan({flood}, "json", {{"openglue.badRecords", "collect"}})->Stream(nullptr, 100);
+  ASSERT_TRUE(flooded.ok());
+  auto failed = (*flooded)->ToTable();
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.status().message().find("more than 10000 malformed JSON records"), std::string::npos)
+      << failed.status().message();
   // Without the option the read fails, naming the line.
   auto strict = MakeScan({path}, "json")->Stream(nullptr, 100);
   EXPECT_FALSE(strict.ok() && (*strict)->ToTable().ok());
