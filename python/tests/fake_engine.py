@@ -152,12 +152,49 @@ class Scan:
             raw = self._raw()
             cols = []
             for f in schema:
-                if f.name in raw.column_names:
+                if f.name in raw.column_names and _text_choice(f.type, raw.column(f.name).type):
+                    cols.append(_per_value(raw.column(f.name), f.type))
+                elif f.name in raw.column_names:
                     cols.append(_glue_cast(raw.column(f.name), gt.from_arrow_type(f.type)))
                 else:
                     cols.append(pa.nulls(raw.num_rows, f.type))
             t = pa.Table.from_arrays(cols, schema=schema)
         return pa.RecordBatchReader.from_batches(t.schema, t.to_batches(max_chunksize=batch_rows))
+
+
+    def text_losses(self, schema):
+        raw = self._raw()
+        out = []
+        for f in pa.schema(schema):
+            if f.name not in raw.column_names or pa.types.is_string(f.type):
+                continue
+            text = raw.column(f.name).to_pylist()
+            cast = _glue_cast(raw.column(f.name), gt.from_arrow_type(f.type)).to_pylist()
+            if any(t not in (None, "") and c is None for t, c in zip(text, cast)):
+                out.append(f.name)
+        return out
+
+
+def _text_choice(t, source):
+    return (pa.types.is_union(t) and t.num_fields == 2 and pa.types.is_string(source)
+            and pa.types.is_string(t.field(1).type))
+
+
+def _per_value(column, t):
+    """Text into choice(T, string) as the engine's CastTextPerValue: cast to T, the lost cells
+    kept as strings."""
+    text = column.to_pylist()
+    cast = _glue_cast(column, gt.from_arrow_type(t.field(0).type)).to_pylist()
+    ids, offsets, members, strings = [], [], [], []
+    for x, c in zip(text, cast):
+        lost = x not in (None, "") and c is None
+        ids.append(1 if lost else 0)
+        offsets.append(len(strings) if lost else len(members))
+        (strings if lost else members).append(x if lost else c)
+    return pa.UnionArray.from_dense(
+        pa.array(ids, pa.int8()), pa.array(offsets, pa.int32()),
+        [pa.array(members, t.field(0).type), pa.array(strings, pa.string())],
+        [t.field(0).name, t.field(1).name], list(t.type_codes))
 
 
 def scan(files, fmt, options, storage):

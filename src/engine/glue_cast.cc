@@ -1290,6 +1290,73 @@ Result<std::shared_ptr<arrow::RecordBatch>> Conform(const std::shared_ptr<arrow:
 
 namespace {
 
+// The member of choice(T, string) that is T (T not string), or -1 for any other type.
+int TextChoiceMember(const arrow::DataType& type) {
+  if (type.id() != arrow::Type::DENSE_UNION || type.num_fields() != 2) return -1;
+  for (int m = 0; m < 2; ++m) {
+    if (type.field(1 - m)->type()->id() == arrow::Type::STRING &&
+        type.field(m)->type()->id() != arrow::Type::STRING) {
+      return m;
+    }
+  }
+  return -1;
+}
+
+// Whether the cast lost value i of `text`: there was text, the cast gave null.
+bool CastLost(const arrow::StringArray& text, const arrow::Array& cast, int64_t i) {
+  return text.IsValid(i) && text.value_length(i) > 0 && cast.IsNull(i);
+}
+
+}  // namespace
+
+Result<int64_t> TextCastLosses(const ArrayPtr& strings, const TypePtr& target) {
+  if (strings->type_id() != arrow::Type::STRING || target->id() == arrow::Type::STRING) return 0;
+  OG_ASSIGN_OR_RETURN(ArrayPtr cast, GlueCast(strings, target));
+  const auto& text = static_cast<const arrow::StringArray&>(*strings);
+  int64_t lost = 0;
+  for (int64_t i = 0; i < text.length(); ++i) lost += CastLost(text, *cast, i) ? 1 : 0;
+  return lost;
+}
+
+Result<ArrayPtr> CastTextPerValue(const ArrayPtr& strings, const TypePtr& target) {
+  const int member = TextChoiceMember(*target);
+  if (strings->type_id() != arrow::Type::STRING || member < 0) return GlueCast(strings, target);
+  OG_ASSIGN_OR_RETURN(ArrayPtr cast, GlueCast(strings, target->field(member)->type()));
+  const auto& text = static_cast<const arrow::StringArray&>(*strings);
+  const int64_t n = text.length();
+  const auto& codes = static_cast<const arrow::UnionType&>(*target).type_codes();
+  const int8_t member_code = codes[static_cast<size_t>(member)];
+  const int8_t text_code = codes[static_cast<size_t>(1 - member)];
+  std::vector<int8_t> ids(static_cast<size_t>(n));
+  std::vector<int32_t> offsets(static_cast<size_t>(n));
+  arrow::BooleanBuilder in_member, in_text;
+  OG_ARROW_RETURN(in_member.Reserve(n), "reserve");
+  OG_ARROW_RETURN(in_text.Reserve(n), "reserve");
+  int32_t members = 0, texts = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const bool lost = CastLost(text, *cast, i);
+    in_member.UnsafeAppend(!lost);
+    in_text.UnsafeAppend(lost);
+    ids[static_cast<size_t>(i)] = lost ? text_code : member_code;
+    offsets[static_cast<size_t>(i)] = lost ? texts++ : members++;
+  }
+  ArrayPtr member_mask, text_mask;
+  OG_ARROW_RETURN(in_member.Finish(&member_mask), "finish");
+  OG_ARROW_RETURN(in_text.Finish(&text_mask), "finish");
+  OG_ARROW_ASSIGN(arrow::Datum member_values, arrow::compute::Filter(cast, member_mask), "filter");
+  OG_ARROW_ASSIGN(arrow::Datum text_values, arrow::compute::Filter(strings, text_mask), "filter");
+  auto data = arrow::ArrayData::Make(target, n,
+                                     {nullptr, arrow::Buffer::FromVector(std::move(ids)),
+                                      arrow::Buffer::FromVector(std::move(offsets))},
+                                     0);
+  data->child_data.resize(2);
+  data->child_data[static_cast<size_t>(member)] = member_values.make_array()->data();
+  data->child_data[static_cast<size_t>(1 - member)] = text_values.make_array()->data();
+  return arrow::MakeArray(data);
+}
+
+namespace {
+
 class ConformingReader : public arrow::RecordBatchReader {
  public:
   ConformingReader(std::shared_ptr<arrow::RecordBatchReader> input, std::shared_ptr<arrow::Schema> schema)

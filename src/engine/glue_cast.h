@@ -54,6 +54,18 @@ Result<std::shared_ptr<arrow::Array>> GlueCast(const std::shared_ptr<arrow::Arra
 Result<std::shared_ptr<arrow::RecordBatch>> Conform(const std::shared_ptr<arrow::RecordBatch>& batch,
                                                     const std::shared_ptr<arrow::Schema>& schema);
 
+// Glue's per-value typing of text (a catalog CSV table's cells): how many values of `strings`
+// a cast to `target` loses (non-empty text whose GlueCast is null). 0 for a string target or a
+// non-string array.
+Result<int64_t> TextCastLosses(const std::shared_ptr<arrow::Array>& strings,
+                               const std::shared_ptr<arrow::DataType>& target);
+
+// Text into choice(T, string) (a declared column some of whose values are not T's): each value
+// cast to T as GlueCast does, and the values that cast loses kept, as text, in the string
+// member. Any other target or array type: GlueCast.
+Result<std::shared_ptr<arrow::Array>> CastTextPerValue(const std::shared_ptr<arrow::Array>& strings,
+                                                       const std::shared_ptr<arrow::DataType>& target);
+
 // A reader that yields `input`'s batches conformed to `schema`. A cast failure (Internal only)
 // surfaces as the reader's error.
 std::shared_ptr<arrow::RecordBatchReader> ConformReader(

@@ -180,6 +180,15 @@ class PyScan {
     }
     return PyStream(Unwrap(std::move(result)));
   }
+  std::vector<std::string> TextLosses(py::object schema) {
+    std::shared_ptr<arrow::Schema> declared = ImportSchema(schema);
+    Result<std::vector<std::string>> result = Status::Internal("unset");
+    {
+      py::gil_scoped_release release;
+      result = scan_->TextLosses(declared);
+    }
+    return Unwrap(std::move(result));
+  }
   // [{"source", "line", "message", "input"}] of the records the streams skipped (Scan::BadRecords).
   py::list BadRecords() {
     py::list out;
@@ -227,6 +236,7 @@ PYBIND11_MODULE(_engine, m) {
       .def("raw_schema", &PyScan::RawSchema)
       .def("stream", &PyScan::Stream, py::arg("schema") = py::none(),
            py::arg("batch_rows") = 65536)
+      .def("text_losses", &PyScan::TextLosses, py::arg("schema"))
       .def("bad_records", &PyScan::BadRecords);
 
   m.def(

@@ -1100,6 +1100,59 @@ Result<std::shared_ptr<arrow::Schema>> Scan::Schema() {
   return schema;
 }
 
+namespace {
+
+// The text columns of `batch` that `target` declares as a choice, read per value
+// (CastTextPerValue); the other columns as they are (Conform casts them).
+Result<std::shared_ptr<arrow::RecordBatch>> TextChoices(std::shared_ptr<arrow::RecordBatch> batch,
+                                                        const arrow::Schema& target) {
+  for (const auto& field : target.fields()) {
+    if (field->type()->id() != arrow::Type::DENSE_UNION) continue;
+    const int c = batch->schema()->GetFieldIndex(field->name());
+    if (c < 0 || batch->column(c)->type_id() != arrow::Type::STRING) continue;
+    OG_ASSIGN_OR_RETURN(auto column, CastTextPerValue(batch->column(c), field->type()));
+    auto replaced = batch->SetColumn(c, arrow::field(field->name(), column->type()), column);
+    if (!replaced.ok()) return Status::Internal(replaced.status().ToString());
+    batch = *replaced;
+  }
+  return batch;
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> Scan::TextLosses(std::shared_ptr<arrow::Schema> schema) {
+  std::shared_ptr<const ScanState> state = state_;
+  if (state->format != Format::kCsv) {
+    return Status::InvalidInput("text_losses: only CSV files hold text to type");
+  }
+  using Losses = std::vector<bool>;
+  OrderedParallelMap<RawItem, Losses> map(
+      MakeProducer(state, 65536),
+      [state, schema](RawItem item) -> Result<Losses> {
+        OG_ASSIGN_OR_RETURN(auto batch, CsvBatch(*state, item));
+        Losses losses(static_cast<size_t>(schema->num_fields()), false);
+        for (int f = 0; f < schema->num_fields(); ++f) {
+          const int c = batch->schema()->GetFieldIndex(schema->field(f)->name());
+          if (c < 0) continue;
+          OG_ASSIGN_OR_RETURN(int64_t lost, TextCastLosses(batch->column(c), schema->field(f)->type()));
+          losses[static_cast<size_t>(f)] = lost > 0;
+        }
+        return losses;
+      },
+      state->threads, 2 * state->threads);
+  Losses any(static_cast<size_t>(schema->num_fields()), false);
+  while (true) {
+    OG_ASSIGN_OR_RETURN(auto next, map.Next());
+    if (!next) break;
+    for (size_t f = 0; f < any.size(); ++f) any[f] = any[f] || (*next)[f];
+  }
+  std::vector<std::string> names;
+  for (size_t f = 0; f < any.size(); ++f) {
+    if (any[f]) names.push_back(schema->field(static_cast<int>(f))->name());
+  }
+  return names;
+}
+
 Result<std::shared_ptr<arrow::RecordBatchReader>> Scan::Stream(std::shared_ptr<arrow::Schema> target,
                                                               int64_t batch_rows) {
   if (batch_rows <= 0) batch_rows = 65536;
@@ -1120,6 +1173,7 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> Scan::Stream(std::shared_ptr<a
     } else if (state->format == Format::kCsv) {
       fn = [state, target](RawItem item) -> Result<std::shared_ptr<arrow::RecordBatch>> {
         OG_ASSIGN_OR_RETURN(auto batch, CsvBatch(*state, item));
+        OG_ASSIGN_OR_RETURN(batch, TextChoices(batch, *target));
         return Conform(batch, target);
       };
     } else {

@@ -80,6 +80,11 @@ class Scan {
   // to `schema` with Conform (no inference pass).
   Result<std::shared_ptr<arrow::RecordBatchReader>> Stream(std::shared_ptr<arrow::Schema> schema,
                                                           int64_t batch_rows = 65536);
+  // CSV only: the non-string fields of `schema` (named as the files' columns) that hold a value
+  // their type cannot take (TextCastLosses), in `schema`'s order. One pass over the files. A
+  // stream given a schema with choice(T, string) for such a field reads it per value
+  // (CastTextPerValue): Glue's typing of a catalog CSV table's cells.
+  Result<std::vector<std::string>> TextLosses(std::shared_ptr<arrow::Schema> schema);
   // The bad records that the streams so far skipped, in file and line order, each once however
   // often the files were streamed. Thread-safe.
   std::vector<BadRecord> BadRecords() const;

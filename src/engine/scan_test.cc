@@ -150,6 +150,31 @@ TEST_F(ScanTest, CsvMixedColumnIsAChoice) {
             "union{int: int32 = 1};union{string: string = abc};union{int: int32 = 2};");
 }
 
+// A catalog CSV table's per-value typing: TextLosses names the declared non-string columns with a
+// cell their type cannot take ("ABC10005" in a bigint column; an empty cell is null, not a loss),
+// and a stream given choice(long, string) for such a column keeps each cell as long or text.
+TEST_F(ScanTest, CsvTextLossesAndPerValueChoices) {
+  auto path = Write("a.csv", "10001,5,x\nABC10005,,y\n 7 ,6,z\n");
+  auto scan = MakeScan({path}, "csv");
+  auto declared = arrow::schema({arrow::field("col0", arrow::int64()),
+                                 arrow::field("col1", arrow::int64())});
+  auto lost = scan->TextLosses(declared);
+  ASSERT_TRUE(lost.ok()) << lost.status().ToString();
+  EXPECT_EQ(*lost, std::vector<std::string>{"col0"});
+  auto choice = arrow::dense_union({arrow::field("long", arrow::int64()),
+                                    arrow::field("string", arrow::utf8())});
+  auto target = arrow::schema({arrow::field("col0", choice), arrow::field("col1", arrow::int64()),
+                               arrow::field("col2", arrow::utf8())});
+  EXPECT_EQ(Rows(ReadAll(*scan, target)),
+            "union{long: int64 = 10001},5,x;union{string: string = ABC10005},null,y;"
+            "union{long: int64 = 7},6,z;");
+  // Not CSV: refused with a clear message.
+  auto json = MakeScan({Write("a.json", "{}\n")}, "json");
+  auto refused = json->TextLosses(declared);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("only CSV"), std::string::npos);
+}
+
 TEST_F(ScanTest, CsvGlueOptions) {
   auto path = Write("a.csv", "junk line\nname|note\n'a|b'|x\\'y\n'multi\nline'|z\n");
   auto scan = MakeScan({path}, "csv",

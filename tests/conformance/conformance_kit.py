@@ -97,6 +97,13 @@ def expect(text):
     return out_lines(text.strip("\n"))
 
 
+def page_nulls(lines):
+    """Captured show() lines with Spark 3.4+'s `NULL` cells written `null`, as the pages' older
+    Spark printed them (Glue 5.0's Spark 3.5 prints NULL too): the cell is the same value."""
+    import re
+    return [re.sub(r"(?<=\|)( *)NULL(?=\|)", r"\1null", line) for line in lines]
+
+
 def spark_table(header, rows, more=False):
     """The lines Spark's DataFrame.show() prints for these cells (strings as the page shows
     them, already truncated), right-aligned like Spark; more=True adds the "only showing top 20

@@ -164,6 +164,11 @@ class Scan:
         obj = self._scan.stream(schema) if schema is not None else self._scan.stream()
         return pa.RecordBatchReader.from_stream(obj)
 
+    def text_losses(self, schema: pa.Schema) -> List[str]:
+        """CSV: the non-string fields of `schema` (named as the files' columns) holding a cell
+        their type cannot take (a catalog CSV table's per-value typing)."""
+        return [str(n) for n in self._scan.text_losses(schema)]
+
     def bad_records(self) -> List[dict]:
         """The JSON records the streams skipped ({source, line, message, input}), when the scan
         was made with the option "openglue.badRecords" "collect"."""

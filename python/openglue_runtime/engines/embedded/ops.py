@@ -202,7 +202,12 @@ def _resolve(name: str, arr: pa.Array, action: str, catalog_types: Dict[str, gt.
     if low == "make_cols":
         if not pa.types.is_union(arr.type):
             return [(name, arr)]
-        return [("{}_{}".format(name, arr.type.field(i).name),
+        # The first member's column takes the choice's place; the others go last in the
+        # containing struct (_trailing_last), as Glue's make_cols gives them: its columns
+        # appear in the order its records first show them, and a choice's members are in that
+        # order (aws-glue-samples' resolve_choice.md: `provider id_long` in place,
+        # `provider id_string` after every other column).
+        return [("{}{}_{}".format(_TRAILING if i else "", name, arr.type.field(i).name),
                  _project(arr, arr.type.field(i).name)) for i in range(arr.type.num_fields)]
     if low == "make_struct":
         if not pa.types.is_union(arr.type):
@@ -217,6 +222,42 @@ def _resolve(name: str, arr: pa.Array, action: str, catalog_types: Dict[str, gt.
         return [(name, glue_cast(arr, dt))]
     raise ValueError("unknown resolveChoice action {!r} (use cast:<type>, project:<type>, "
                      "make_cols, make_struct or match_catalog)".format(action))
+
+
+_TRAILING = "\x00trailing:"  # a make_cols column that goes after its struct's other fields
+
+
+def _trailing_last(cols: Columns) -> Columns:
+    """Columns (and struct fields, at any depth) that make_cols marked as trailing moved after
+    the other fields of their level, in their order, unmarked."""
+    if not any(n.startswith(_TRAILING) or _has_trailing(a.type) for n, a in cols):
+        return cols
+    front: Columns = []
+    back: Columns = []
+    for name, arr in cols:
+        arr = _trailing_inside(arr)
+        if name.startswith(_TRAILING):
+            back.append((name[len(_TRAILING):], arr))
+        else:
+            front.append((name, arr))
+    return front + back
+
+
+def _trailing_inside(arr: pa.Array) -> pa.Array:
+    if not _has_trailing(arr.type):
+        return arr
+    mask = arr.is_null() if arr.null_count else None
+    if pa.types.is_struct(arr.type):
+        return make_struct(_trailing_last(struct_children(arr)), len(arr), mask=mask)
+    return type(arr).from_arrays(arr.offsets, _trailing_inside(arr.values), mask=mask)
+
+
+def _has_trailing(t: pa.DataType) -> bool:
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return _has_trailing(t.value_type)
+    return pa.types.is_struct(t) and any(
+        t.field(i).name.startswith(_TRAILING) or _has_trailing(t.field(i).type)
+        for i in range(t.num_fields))
 
 
 class ResolveChoice(Op):
@@ -240,8 +281,8 @@ class ResolveChoice(Op):
                 key = ".".join(parts)
                 cols = replace_at(cols, parts,
                                   lambda n, a, act=action, k=key: _resolve(n, a, act, self.catalog_types, k))
-            return batch_of(cols, batch.num_rows)
-        return batch_of(self._all(cols, ""), batch.num_rows)
+            return batch_of(_trailing_last(cols), batch.num_rows)
+        return batch_of(_trailing_last(self._all(cols, "")), batch.num_rows)
 
     def _all(self, cols: Columns, prefix: str) -> Columns:
         out: Columns = []

@@ -88,7 +88,11 @@ class ScanSource(Source):
 
     def _data_schema(self) -> pa.Schema:
         if self.declared is not None:
-            return self.declared
+            if not self._by_position():
+                return self.declared
+            if self._schema is None:
+                self._schema = self._typed_per_value()
+            return self._schema
         if self._csv_strings():
             # from_options CSV: every column a string, as Glue's reader gives them.
             if self._schema is None:
@@ -103,6 +107,39 @@ class ScanSource(Source):
                 merged = merge_types(merged, gt.from_arrow_schema(self._scan(i).schema()))
             self._schema = gt.to_arrow_schema(merged)
         return self._schema
+
+    def _typed_per_value(self) -> pa.Schema:
+        """A catalog CSV table's columns as Glue types its cells: a column declared as a
+        primitive other than string that holds a value of another kind (text a cast to the
+        declared type loses) is choice(<declared>, string), the values that fit the declared
+        type and the others kept as strings (the developer guide's Medicare example:
+        `provider id` declared bigint reads as choice of long and string). One pass over the
+        files before the rows are read, only when such columns are declared."""
+        positional = self.text_typed_columns()
+        if positional is None:
+            return self.declared
+        lost = set()
+        for i in range(len(self.parts)):
+            lost.update(self._scan(i).text_losses(positional))
+        return self.with_text_choices(lost)
+
+    def text_typed_columns(self) -> Optional[pa.Schema]:
+        """The declared columns a catalog CSV table's cells are typed into (primitives other
+        than string), named by position (col<i>), or None when there are none."""
+        typed = [pa.field("col{}".format(i), f.type) for i, f in enumerate(self.declared)
+                 if not pa.types.is_string(f.type) and not pa.types.is_nested(f.type)]
+        return pa.schema(typed) if typed else None
+
+    def with_text_choices(self, lost) -> pa.Schema:
+        """The declared schema with choice(<declared>, string) for the columns (by position
+        name) some of whose cells are not of the declared type."""
+        fields = []
+        for i, f in enumerate(self.declared):
+            if "col{}".format(i) in lost:
+                choice = gt.ChoiceType([gt.from_arrow_type(f.type), gt.StringType()])
+                f = pa.field(f.name, gt.to_arrow_type(choice))
+            fields.append(f)
+        return pa.schema(fields)
 
     def _by_position(self) -> bool:
         """A catalog CSV table: declared columns are read by position (engine.read_catalog)."""

@@ -436,7 +436,11 @@ class _ScanBase(_Base):
         self.source = source
         self.listing = list(source.listing)
         self.read_schema: Optional[pa.Schema] = None
-        self._data_schema: Optional[pa.Schema] = source.declared
+        # A catalog CSV table's declared columns are typed per cell (ScanSource._typed_per_value)
+        # by a first Spark job, as an undeclared schema is inferred.
+        self._data_schema: Optional[pa.Schema] = (
+            None if source._by_position() and source.text_typed_columns() is not None
+            else source.declared)
         self._groups = self._split(source.parts)
         # A JSON source's malformed records (plan.ScanSource.errors) come back from the tasks
         # like a step's error records, so errorsCount and errorsAsDynamicFrame see them.
@@ -458,9 +462,11 @@ class _ScanBase(_Base):
 
     def data_schema(self) -> pa.Schema:
         """The files' schema: declared, or inferred per file on the executors and merged on the
-        driver in file order."""
+        driver in file order (a catalog CSV table's declared columns: their cells typed on the
+        executors, ScanSource._typed_per_value)."""
         if self._data_schema is None:
             src, groups, store = self.source, self._groups, native.storage()
+            positional = src.text_typed_columns() if src.declared is not None else None
 
             def infer(it):
                 native.use_storage(store)
@@ -468,21 +474,30 @@ class _ScanBase(_Base):
                     for i in ids.column(0).to_pylist():
                         for files, _ in groups[i]:
                             scan = native.Scan(files, src.fmt, src.options)
-                            # from_options CSV: every column a string (ScanSource._csv_strings).
-                            sch = pa.schema([pa.field(n, pa.string())
-                                             for n in scan.raw_schema().names]) \
-                                if src._csv_strings() else scan.schema()
+                            if positional is not None:
+                                # The typed columns holding other cells.
+                                lost = set(scan.text_losses(positional))
+                                sch = pa.schema([f for f in positional if f.name in lost])
+                            elif src._csv_strings():
+                                # from_options CSV: every column a string.
+                                sch = pa.schema([pa.field(n, pa.string())
+                                                 for n in scan.raw_schema().names])
+                            else:
+                                sch = scan.schema()
                             yield pa.RecordBatch.from_pydict(
                                 {"i": [i], "schema": [sch.serialize().to_pybytes()]})
             from pyspark.sql import types as st
             rows = self._tasks(infer, st.StructType([st.StructField("i", st.LongType()),
                                                      st.StructField("schema", st.BinaryType())]))
             got = sorted((r["i"], bytes(r["schema"])) for r in rows.collect())
-            merged: gt.DataType = gt.StructType([])
-            for _, blob in got:
-                sch = pa.ipc.read_schema(pa.py_buffer(blob))
-                merged = merge_types(merged, gt.from_arrow_schema(sch))
-            self._data_schema = gt.to_arrow_schema(merged)
+            schemas = [pa.ipc.read_schema(pa.py_buffer(blob)) for _, blob in got]
+            if positional is not None:
+                self._data_schema = src.with_text_choices({n for s in schemas for n in s.names})
+            else:
+                merged: gt.DataType = gt.StructType([])
+                for sch in schemas:
+                    merged = merge_types(merged, gt.from_arrow_schema(sch))
+                self._data_schema = gt.to_arrow_schema(merged)
         return self._data_schema
 
     def schema(self) -> pa.Schema:
