@@ -212,6 +212,7 @@ _SERDE_FORMATS = [
     ("parquet", "parquet"),
     ("orc", "orc"),
     ("avro", "avro"),
+    ("xmlserde", "xml"),
 ]
 _INPUT_FORMATS = [
     ("parquet", "parquet"),
@@ -275,6 +276,8 @@ def _format_options(table: Dict[str, Any], fmt: str, for_write: bool) -> Dict[st
             options["writeHeader"] = "true" if header_lines >= 1 else "false"
         else:
             options["withHeader"] = "true" if header_lines >= 1 else "false"
+    if fmt == "xml" and params.get("rowTag"):
+        options["rowTag"] = params["rowTag"]  # as Glue's crawler records an XML table's row
     compression = (params.get("compressionType") or "").lower()
     if not for_write and compression and compression != "none":
         options["compressionType"] = compression

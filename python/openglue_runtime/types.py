@@ -123,6 +123,9 @@ class DecimalType(AtomicType):
     def simpleString(self) -> str:
         return "decimal({},{})".format(self.precision, self.scale)
 
+    def jsonValue(self):
+        return dict(super().jsonValue(), precision=self.precision, scale=self.scale)
+
     def __repr__(self) -> str:
         return "DecimalType({}, {}, {})".format(self.precision, self.scale, self.properties)
 
@@ -140,6 +143,9 @@ class EnumType(AtomicType):
     def __repr__(self) -> str:
         return "EnumType({}, {})".format(self.options, self.properties)
 
+    def jsonValue(self):
+        return dict(super().jsonValue(), options=list(self.options))
+
     def _key(self):
         return tuple(self.options)
 
@@ -151,6 +157,9 @@ class ArrayType(DataType):
 
     def simpleString(self) -> str:
         return "array<{}>".format(self.elementType.simpleString())
+
+    def jsonValue(self):
+        return dict(super().jsonValue(), elementType=self.elementType.jsonValue())
 
     def __repr__(self) -> str:
         return "ArrayType({!r}, {})".format(self.elementType, self.properties)
@@ -170,6 +179,9 @@ class MapType(DataType):
 
     def simpleString(self) -> str:
         return "map<{},{}>".format(self.keyType.simpleString(), self.valueType.simpleString())
+
+    def jsonValue(self):
+        return dict(super().jsonValue(), valueType=self.valueType.jsonValue())
 
     def __repr__(self) -> str:
         return "MapType({!r}, {})".format(self.valueType, self.properties)
@@ -223,6 +235,9 @@ class StructType(DataType):
     def names(self) -> List[str]:
         return [f.name for f in self.fields]
 
+    def jsonValue(self):
+        return dict(super().jsonValue(), fields=[f.jsonValue() for f in self.fields])
+
     def simpleString(self) -> str:
         return "struct<{}>".format(",".join(
             "{}:{}".format(f.name, f.dataType.simpleString()) for f in self.fields))
@@ -264,6 +279,9 @@ class ChoiceType(DataType):
     def simpleString(self) -> str:
         return "choice<{}>".format(",".join(c.simpleString() for c in self.choices.values()))
 
+    def jsonValue(self):
+        return dict(super().jsonValue(), choices=[c.jsonValue() for c in self.choices.values()])
+
     def __repr__(self) -> str:
         return "ChoiceType([{}], {})".format(", ".join(repr(c) for c in self.choices.values()),
                                              self.properties)
@@ -296,6 +314,46 @@ def _split_top(text: str, sep: str = ",") -> List[str]:
     if cur or parts:
         parts.append("".join(cur))
     return parts
+
+
+def from_json_value(value) -> DataType:
+    """The DataType that `jsonValue()` describes (a dict, or its JSON text): the form Glue's
+    `json.dumps(schema.jsonValue())` gives, e.g. the XML reader's `withSchema` option. Raises
+    ValueError naming what is wrong."""
+    import json
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError as e:
+            raise ValueError("not a JSON type description: {}".format(e)) from None
+    if not isinstance(value, dict) or not isinstance(value.get("dataType"), str):
+        raise ValueError("a type description is an object with a dataType, not {!r}"
+                         .format(value)[:200])
+    kind = value["dataType"].lower()
+    props = value.get("properties") or {}
+    if kind == "struct":
+        fields = []
+        for f in value.get("fields") or []:
+            if not isinstance(f, dict) or not isinstance(f.get("name"), str) or "container" not in f:
+                raise ValueError("a struct field is an object with name and container, not {!r}"
+                                 .format(f)[:200])
+            fields.append(Field(f["name"], from_json_value(f["container"]), f.get("properties")))
+        return StructType(fields, props)
+    if kind == "array":
+        return ArrayType(from_json_value(value.get("elementType") or {"dataType": "null"}), props)
+    if kind == "map":
+        return MapType(from_json_value(value.get("valueType") or {"dataType": "null"}), props)
+    if kind == "choice":
+        return ChoiceType([from_json_value(c) for c in value.get("choices") or []], props)
+    if kind == "decimal":
+        return DecimalType(value.get("precision", 10), value.get("scale", 2), props)
+    if kind == "enum":
+        return EnumType(value.get("options") or [], props)
+    if kind in _ATOMIC_BY_NAME:
+        t = _ATOMIC_BY_NAME[kind]()
+        t.properties = dict(props)
+        return t
+    raise ValueError("unknown Glue type name: {!r}".format(value["dataType"]))
 
 
 def type_from_name(name: str) -> DataType:

@@ -11,7 +11,10 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <arrow/buffer.h>
 #include <arrow/c/abi.h>
+#include <arrow/filesystem/filesystem.h>
+#include <arrow/io/interfaces.h>
 #include <arrow/c/bridge.h>
 #include <arrow/array.h>
 #include <arrow/chunked_array.h>
@@ -177,6 +180,78 @@ std::map<std::string, std::string> StringMap(const py::object& obj) {
   return out;
 }
 
+// The whole object or file at `uri` (the formats the Python layer reads itself: XML, Avro). A
+// file larger than `max_bytes` is refused, naming it.
+py::bytes ReadBytes(const std::string& uri, const py::object& storage_map, int64_t max_bytes) {
+  std::shared_ptr<arrow::Buffer> buffer;
+  std::string error;
+  const auto options = storage::FromMap(StringMap(storage_map));  // with the GIL
+  {
+    py::gil_scoped_release release;
+    auto resolved = storage::ResolveArrowPath(uri, options);
+    if (!resolved.ok()) {
+      error = resolved.status().message();
+    } else {
+      auto info = resolved->fs->GetFileInfo(resolved->path);
+      if (!info.ok() || info->type() != arrow::fs::FileType::File) {
+        error = uri + ": no such file";
+      } else if (info->size() > max_bytes) {
+        error = uri + ": " + std::to_string(info->size()) + " bytes, more than the " +
+                std::to_string(max_bytes) + " this format reads at once";
+      } else {
+        auto input = resolved->fs->OpenInputStream(resolved->path);
+        auto read = input.ok() ? (*input)->Read(info->size()) : input.status();
+        if (read.ok()) {
+          buffer = *read;
+        } else {
+          error = uri + ": read failed: " + read.status().ToString();
+        }
+      }
+    }
+  }
+  if (!error.empty()) Raise(error);
+  return py::bytes(reinterpret_cast<const char*>(buffer->data()), buffer->size());
+}
+
+// `data` as the file or object at `uri`, written under a hidden name and renamed when complete
+// (objects are written in one request), as the writer publishes its files.
+void WriteBytes(const std::string& uri, const py::bytes& data, const py::object& storage_map) {
+  std::string_view view(data);
+  std::string error;
+  const auto options = storage::FromMap(StringMap(storage_map));  // with the GIL
+  {
+    py::gil_scoped_release release;
+    auto resolved = storage::ResolveArrowPath(uri, options);
+    if (!resolved.ok()) {
+      error = resolved.status().message();
+    } else {
+      std::string path = resolved->path;
+      std::string temp = path;
+      if (!resolved->is_object_store) {
+        size_t slash = path.rfind('/');
+        std::string parent = slash == std::string::npos ? "" : path.substr(0, slash);
+        temp = (parent.empty() ? "" : parent + "/") + ".og-tmp." + path.substr(slash + 1);
+        if (!parent.empty()) {
+          auto created = resolved->fs->CreateDir(parent, /*recursive=*/true);
+          if (!created.ok()) error = uri + ": create the folder: " + created.ToString();
+        }
+      }
+      if (error.empty()) {
+        auto out = resolved->fs->OpenOutputStream(temp);
+        arrow::Status st = out.ok() ? (*out)->Write(view.data(), static_cast<int64_t>(view.size()))
+                                    : out.status();
+        if (st.ok()) st = (*out)->Close();
+        if (st.ok() && temp != path) st = resolved->fs->Move(temp, path);
+        if (!st.ok()) {
+          if (temp != path) (void)resolved->fs->DeleteFile(temp);
+          error = uri + ": write failed: " + st.ToString();
+        }
+      }
+    }
+  }
+  if (!error.empty()) Raise(error);
+}
+
 }  // namespace
 
 void RegisterWriteFunctions(py::module_& m) {
@@ -196,6 +271,11 @@ void RegisterWriteFunctions(py::module_& m) {
   });
   py::module_::import("atexit").attr("register")(m.attr("_finalize_s3"));
 
+  m.def("read_bytes", &ReadBytes, py::arg("uri"), py::arg("storage") = py::none(),
+        py::arg("max_bytes") = int64_t{1} << 31,
+        "read_bytes(uri, storage, max_bytes) -> bytes: a whole file or object");
+  m.def("write_bytes", &WriteBytes, py::arg("uri"), py::arg("data"), py::arg("storage") = py::none(),
+        "write_bytes(uri, data, storage): a whole file or object, published when complete");
   py::class_<StreamObject>(m, "_WriterStream")
       .def("__arrow_c_stream__", &StreamObject::ArrowCStream, py::arg("requested_schema") = py::none());
   py::class_<ArrayObject>(m, "_WriterArray")

@@ -18,7 +18,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import pyarrow as pa
 
 from openglue_runtime import types as gt
-from openglue_runtime.engines.embedded import native, ops
+from openglue_runtime.engines.embedded import native, ops, pyformats
 from openglue_runtime.engines.embedded.plan import Plan, ScanSource, TableSource
 from openglue_runtime.engines.embedded.records import records_to_table
 
@@ -31,7 +31,7 @@ TRANSFORMS = {
     "spigot": ops.Spigot,
 }
 
-FORMATS = {"csv", "json", "parquet", "glueparquet", "orc"}
+FORMATS = {"csv", "json", "parquet", "glueparquet", "orc"} | pyformats.FORMATS
 
 
 
@@ -148,7 +148,7 @@ class EmbeddedEngine:
             # No fields at all: the source listed no file (e.g. a bookmarked run with nothing
             # new). Nothing to write, and no partition key to look for.
             return []
-        return native.write(reader, path, fmt, format_options or {}, partition_keys)
+        return pyformats.write(reader, path, fmt, format_options or {}, partition_keys)
 
     def write_sample(self, plan: Plan, path: str) -> List[str]:
         op = plan.ops[-1]
@@ -177,8 +177,10 @@ def glue_table(table) -> pa.Table:
 
 
 def _check_format(fmt: str) -> str:
+    """The format's name; ValueError for one OpenGlue's file sources and sinks do not read or
+    write (on either engine: the Spark engine runs these readers and writers in its tasks)."""
     f = (fmt or "").lower()
     if f not in FORMATS:
-        raise ValueError("format {!r} is not supported by the embedded engine (supported: csv, json, "
-                         "parquet, glueparquet, orc)".format(fmt))
+        raise ValueError("format {!r} is not supported by OpenGlue's file sources and sinks "
+                         "(supported: csv, json, parquet, glueparquet, orc, avro; xml to read)".format(fmt))
     return f

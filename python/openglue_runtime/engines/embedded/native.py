@@ -183,6 +183,16 @@ def write(reader: pa.RecordBatchReader, path: str, fmt: str, options: dict,
                                       list(partition_keys or []), storage())]
 
 
+def read_bytes(uri: str) -> bytes:
+    """A whole file or object (the formats read in Python: openglue_runtime.engines.embedded.pyformats)."""
+    return _require().read_bytes(uri, storage())
+
+
+def write_bytes(uri: str, data: bytes) -> None:
+    """A whole file or object, written under a hidden name and published when complete."""
+    _require().write_bytes(uri, data, storage())
+
+
 def delete_prefix(path: str, older_than_ms: Optional[int], exclusions: Optional[list]) -> List[str]:
     ext = _require()
     return [str(u) for u in ext.delete_prefix(path, storage(), older_than_ms, exclusions)]

@@ -15,7 +15,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 import pyarrow as pa
 
 from openglue_runtime import types as gt
-from openglue_runtime.engines.embedded import native
+from openglue_runtime.engines.embedded import native, pyformats
 from openglue_runtime.engines.embedded.cast import convert_py, glue_cast
 from openglue_runtime.engines.embedded.records import (empty_batch, merge_types, null_array,
                                                        values_to_arrow)
@@ -83,7 +83,7 @@ class ScanSource(Source):
     def _scan(self, i: int):
         """One engine Scan per part, kept so an inferred schema is not inferred twice."""
         if i not in self._scans:
-            self._scans[i] = native.Scan(self.parts[i][0], self.fmt, self.options)
+            self._scans[i] = pyformats.open_scan(self.parts[i][0], self.fmt, self.options)
         return self._scans[i]
 
     def _data_schema(self) -> pa.Schema:

@@ -42,7 +42,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import pyarrow as pa
 
 from openglue_runtime import types as gt
-from openglue_runtime.engines.embedded import native, ops
+from openglue_runtime.engines.embedded import native, ops, pyformats
 from openglue_runtime.engines.embedded.engine import (TRANSFORMS, _check_format, _collecting,
                                                       glue_table)
 from openglue_runtime.engines.embedded.paths import join_path, parse_path
@@ -473,7 +473,7 @@ class _ScanBase(_Base):
                 for ids in it:
                     for i in ids.column(0).to_pylist():
                         for files, _ in groups[i]:
-                            scan = native.Scan(files, src.fmt, src.options)
+                            scan = pyformats.open_scan(files, src.fmt, src.options)
                             if positional is not None:
                                 # The typed columns holding other cells.
                                 lost = set(scan.text_losses(positional))
@@ -957,7 +957,7 @@ class SparkEngine:
                 return
             reader = pa.RecordBatchReader.from_batches(
                 schema, itertools.chain([first], frames))
-            uris = native.write(reader, path, fmt, options, keys)
+            uris = pyformats.write(reader, path, fmt, options, keys)
             yield pa.RecordBatch.from_pydict({"uri": uris}, schema=pa.schema([("uri", pa.string())]))
         rows = plan.with_tail(write_part, st.StructType([st.StructField("uri", st.StringType())]))
         uris = [r["uri"] for r in rows.collect()]
@@ -965,7 +965,7 @@ class SparkEngine:
         if not uris:
             # No rows anywhere: what the embedded engine writes for an empty frame.
             empty = pa.RecordBatchReader.from_batches(schema, iter([]))
-            uris = native.write(empty, path, fmt, options, keys)
+            uris = pyformats.write(empty, path, fmt, options, keys)
         return uris
 
     def write_sample(self, plan: SparkPlan, path: str) -> List[str]:
