@@ -43,6 +43,33 @@ NOT_RUN = [
      "they read a DynamoDB export (dynamodb.export) and print getNumPartitions()"),
     ("aws-glue-api-crawler-pyspark-extensions-dynamic-frame", "Comprehensive DynamicFrame examples",
      "PostgreSQL/MySQL reads with no output shown"),
+] + [
+    # The format, reader/writer, collection and GlueContext pages: examples without an output.
+    (page, heading, "the page's examples show no output; the options they use are tested in "
+                    + where)
+    for page, heading, where in [
+        ("aws-glue-programming-etl-format-csv-home", "Example: Read CSV files or folders from S3",
+         "python/tests/test_dynamicframe_io.py"),
+        ("aws-glue-programming-etl-format-json-home", "Example: Read JSON files or folders from S3",
+         "python/tests/test_dynamicframe_io.py"),
+        ("aws-glue-programming-etl-format-parquet-home",
+         "Example: Read Parquet files or folders from S3", "python/tests/test_dynamicframe_io.py"),
+        ("aws-glue-programming-etl-format-orc-home", "Example: Read ORC files or folders from S3",
+         "python/tests/test_dynamicframe_io.py"),
+        ("aws-glue-programming-etl-format-avro-home", "Example: Read Avro files or folders from S3",
+         "python/tests/test_pyformats.py"),
+        ("aws-glue-programming-etl-format-xml-home", "Example: Read XML from S3 (and withSchema)",
+         "python/tests/test_pyformats.py"),
+        ("aws-glue-api-crawler-pyspark-extensions-dynamic-frame-reader", "from_options, from_catalog",
+         "python/tests/test_dynamicframe_io.py"),
+        ("aws-glue-api-crawler-pyspark-extensions-dynamic-frame-writer",
+         "Example for write_dynamic_frame", "python/tests/test_dynamicframe_io.py"),
+        ("aws-glue-api-crawler-pyspark-extensions-dynamic-frame-collection", "(no example)",
+         "python/tests/test_transforms.py"),
+        ("aws-glue-api-crawler-pyspark-extensions-glue-context",
+         "purge_table, purge_s3_path, transition_*, getSource, add_ingestion_time_columns",
+         "python/tests/test_dynamicframe_io.py"),
+    ]
 ]
 
 
