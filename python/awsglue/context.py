@@ -4,6 +4,7 @@ import sys
 import time
 from typing import Dict, List, Optional
 
+from openglue_runtime import storage_classes as _storage_classes
 from openglue_runtime.run_state import bookmark_options, select_and_register, spark_unavailable
 from openglue_runtime.engines.embedded import EmbeddedEngine
 from openglue_runtime.sinks import (FILE_CONNECTIONS as _FILE_CONNECTIONS,
@@ -410,6 +411,32 @@ class GlueContext:
             seen.add(location)
             deleted.extend(self.purge_s3_path(location, options, transformation_ctx))
         return deleted
+
+    def transition_s3_path(self, s3_path: str, transition_to: str, options=None,
+                           transformation_ctx: str = "") -> List[str]:
+        """AWS's storage-class transition of the files under s3_path: validated as AWS does, a
+        no-op on the files (the store has one class), the manifest written when asked
+        (openglue_runtime/storage_classes.py). Returns the files selected."""
+        return _storage_classes.transition(self._engine, [s3_path], transition_to, options or {})
+
+    def transition_table(self, database: str, table_name: str, transition_to: str, options=None,
+                         transformation_ctx: str = "", catalog_id: Optional[str] = None) -> List[str]:
+        """transition_s3_path over the table's locations (its partitions' with
+        `partitionPredicate`)."""
+        options = dict(options or {})
+        _storage_classes.check_transition(transition_to, options)
+        src = _catalog().resolve_source(
+            database, table_name, catalog_partition_predicate=options.get("partitionPredicate", ""),
+            catalog_id=catalog_id)
+        locations = list(dict.fromkeys(location for location, _ in src.paths))
+        return _storage_classes.transition(self._engine, locations, transition_to, options)
+
+    def add_ingestion_time_columns(self, dataFrame, timeGranularity: str = ""):
+        """The DataFrame with Glue's ingest_year/_month/_day[/_hour[/_minute]] columns (a Spark
+        DataFrame: on the embedded engine there is none, and this raises as Spark's API does)."""
+        if not self._spark_enabled():
+            raise spark_unavailable("GlueContext.add_ingestion_time_columns()")
+        return _storage_classes.add_ingestion_time_columns(dataFrame, timeGranularity)
 
     # ---------------------------------------------------------------- aliases
 
