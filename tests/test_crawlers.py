@@ -1,6 +1,7 @@
 """Crawlers and classifiers end to end: boto3 against a real server, data sets generated in the
 embedded store (files under <data_dir>/s3/<bucket>/ are its objects). See docs/crawlers.md."""
 import bz2
+import datetime
 import gzip
 import io
 import json
@@ -465,6 +466,19 @@ def test_failures_are_reported_not_raised(glue, db, lake):
     assert len(crawls) == 1 and crawls[0]["ErrorMessage"] == c["LastCrawl"]["ErrorMessage"]
     assert glue.list_crawls(CrawlerName=name, Filters=[{"FieldName": "STATE", "FilterOperator": "EQ",
                                                         "FieldValue": "COMPLETED"}])["Crawls"] == []
+    # Time filters take epoch seconds, milliseconds or an ISO 8601 date-time (as moto's suite and
+    # datetime.isoformat() send them); anything else is refused naming the field.
+    started = crawls[0]["StartTime"]
+    for before in (started - datetime.timedelta(minutes=1)).astimezone(datetime.timezone.utc), \
+            (started - datetime.timedelta(minutes=1)).astimezone(datetime.timezone.utc).replace(tzinfo=None):
+        for op, want in (("GT", 1), ("LT", 0)):
+            got = glue.list_crawls(CrawlerName=name, Filters=[{
+                "FieldName": "START_TIME", "FilterOperator": op,
+                "FieldValue": before.isoformat()}])["Crawls"]
+            assert len(got) == want, (op, before.isoformat())
+    with pytest.raises(glue.exceptions.InvalidInputException, match="ISO 8601"):
+        glue.list_crawls(CrawlerName=name, Filters=[{"FieldName": "END_TIME", "FilterOperator": "GT",
+                                                     "FieldValue": "yesterday"}])
     # A target in a bucket that does not exist fails the crawl, nothing is deleted.
     missing = make_crawler(glue, db, "s3://no-such-bucket-" + uuid.uuid4().hex[:6] + "/x/")
     c = crawl(glue, missing)

@@ -92,7 +92,39 @@ Status ApplyCrawlerInput(const Json& request, bool create, Json* crawler) {
   return Status::OK();
 }
 
-// Every value in the filters' terms: STATE, CRAWL_ID as strings; times and DPU_HOUR as numbers.
+// An ISO 8601 date-time ("2024-06-01T07:30:00", optional fraction, "Z" or "+hh:mm"; a space
+// may stand for the "T"; no offset is UTC) as epoch seconds; false when `text` is not one.
+bool ParseIsoTime(const std::string& text, double* epoch_seconds) {
+  int y, mo, d, h, mi, consumed = 0;
+  double sec;
+  if (std::sscanf(text.c_str(), "%4d-%2d-%2d%*1[T ]%2d:%2d:%lf%n", &y, &mo, &d, &h, &mi, &sec,
+                  &consumed) != 6 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 ||
+      sec < 0 || sec >= 61) {
+    return false;
+  }
+  std::string zone = text.substr(static_cast<size_t>(consumed));
+  int offset_minutes = 0;
+  if (!zone.empty() && zone != "Z") {
+    int oh, om, used = 0;
+    char sign;
+    if (std::sscanf(zone.c_str(), "%c%2d:%2d%n", &sign, &oh, &om, &used) != 3 ||
+        (sign != '+' && sign != '-') || used != static_cast<int>(zone.size()) || oh > 23 || om > 59)
+      return false;
+    offset_minutes = (sign == '+' ? 1 : -1) * (oh * 60 + om);
+  }
+  // Days since the epoch of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
+  const int yy = y - (mo <= 2);
+  const int era = (yy >= 0 ? yy : yy - 399) / 400;
+  const int yoe = yy - era * 400;
+  const int doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  const double days = era * 146097.0 + doe - 719468;
+  *epoch_seconds = days * 86400 + h * 3600 + mi * 60 + sec - offset_minutes * 60;
+  return true;
+}
+
+// Every value in the filters' terms: STATE, CRAWL_ID as strings; DPU_HOUR as a number; times as
+// epoch seconds or milliseconds or an ISO 8601 date-time.
 Result<bool> MatchesFilters(const Json& crawl, const Json& filters) {
   for (const Json& filter : filters) {
     std::string field = filter.value("FieldName", "");
@@ -108,10 +140,13 @@ Result<bool> MatchesFilters(const Json& crawl, const Json& filters) {
       double actual = crawl[member].get<double>();
       char* end = nullptr;
       double wanted = std::strtod(value.c_str(), &end);
-      if (value.empty() || end != value.c_str() + value.size())
-        return Status::InvalidInput("Filter value for " + field + " must be a number: '" + value + "'");
+      const bool number = !value.empty() && end == value.c_str() + value.size();
+      if (!number && (field == "DPU_HOUR" || !ParseIsoTime(value, &wanted)))
+        return Status::InvalidInput("Filter value for " + field + " must be a number" +
+                                    (field == "DPU_HOUR" ? "" : " or an ISO 8601 date-time") +
+                                    ": '" + value + "'");
       // Times: epoch seconds or milliseconds.
-      if (field != "DPU_HOUR" && wanted > 1e11) wanted /= 1000.0;
+      if (number && field != "DPU_HOUR" && wanted > 1e11) wanted /= 1000.0;
       cmp = actual < wanted ? -1 : actual > wanted ? 1 : 0;
     }
     bool ok = (op == "EQ" && cmp == 0) || (op == "NE" && cmp != 0) || (op == "GT" && cmp > 0) ||
