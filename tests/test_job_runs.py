@@ -550,6 +550,15 @@ def test_start_job_run_timeout_must_be_positive(kit, glue, raw_glue):
     assert glue.get_job_runs(JobName=job)["JobRuns"] == []
 
 
+def test_start_job_run_allocated_and_max_capacity_are_exclusive(kit, glue):
+    job = kit.job("print('never')\n")
+    # AllocatedCapacity is MaxCapacity's deprecated name; AWS refuses both at once (moto's suite
+    # asserts the same message).
+    with raises_glue("InvalidInputException", "Please set only Allocated Capacity or Max Capacity"):
+        glue.start_job_run(JobName=job, AllocatedCapacity=2, MaxCapacity=5.0)
+    assert glue.get_job_runs(JobName=job)["JobRuns"] == []
+
+
 # --- Timeout (keep last: its run was started with the module) ----------------------------------
 
 def test_timeout(timeout_run, server):

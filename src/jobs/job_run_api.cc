@@ -13,6 +13,12 @@ Result<Json> JobService::StartJobRun(const Json& request) {
   OG_ASSIGN_OR_RETURN(Json job, ParseStored(*doc, "job " + name));
   if (request.contains("Timeout") && request["Timeout"].is_number() && GetInt(request, "Timeout", 1) < 1)
     return Status::InvalidInput("Timeout must be at least 1 minute");
+  auto given = [&](const char* member) {
+    return request.contains(member) && !request[member].is_null();
+  };
+  // AllocatedCapacity is the deprecated name of MaxCapacity: AWS refuses both at once.
+  if (given("AllocatedCapacity") && given("MaxCapacity"))
+    return Status::InvalidInput("Please set only Allocated Capacity or Max Capacity");
   Json arguments = MergeArguments(job, GetObject(request, "Arguments"));
   std::string previous = GetString(request, "JobRunId");
   OG_ASSIGN_OR_RETURN(std::string run_id, CreateRun(job, arguments, request, 0, previous));
