@@ -69,14 +69,19 @@ const char* Reason(int status) {
   }
 }
 
+// `date` is the Date header's value (RFC 9110 requires one from a server with a clock; the AWS
+// SDKs correct their clock skew from it, see docs/clients.md).
 std::string BuildResponse(int status, std::string_view content_type, std::string_view body,
-                          std::string_view request_id, bool keep_alive, bool http10) {
+                          std::string_view request_id, bool keep_alive, bool http10,
+                          std::string_view date) {
   std::string out;
-  out.reserve(body.size() + 200);
+  out.reserve(body.size() + 240);
   out += "HTTP/1.1 ";
   out += std::to_string(status);
   out += ' ';
   out += Reason(status);
+  out += "\r\nDate: ";
+  out += date;
   out += "\r\nContent-Type: ";
   out += content_type;
   out += "\r\nContent-Length: ";
@@ -114,8 +119,9 @@ std::string_view ErrorTypeForStatus(int status) {
 class HttpServer::Impl {
  public:
   Impl(const ServerConfig& config, const Router* router, SigV4Verifier* verifier,
-       uint64_t request_id_seed)
-      : config_(config), router_(router), verifier_(verifier), id_seed_(request_id_seed) {
+       const Clock* clock, uint64_t request_id_seed)
+      : config_(config), router_(router), verifier_(verifier), clock_(clock),
+        id_seed_(request_id_seed) {
     limits_.max_body_bytes = static_cast<uint64_t>(config.http_max_body_bytes);
   }
   ~Impl();
@@ -187,6 +193,8 @@ class HttpServer::Impl {
   void Sweep(int64_t now);
   Connection* OldestIdle(const std::string* address);
   std::string NextRequestId();
+  // The Date header's value now (the server's clock; any thread).
+  std::string Date() const { return FormatHttpDate(clock_->NowMillis() / 1000); }
 
   // Worker threads.
   void Work();
@@ -195,6 +203,7 @@ class HttpServer::Impl {
   const ServerConfig config_;
   const Router* const router_;
   SigV4Verifier* const verifier_;
+  const Clock* const clock_;
   HttpLimits limits_;
   const uint64_t id_seed_;
   std::atomic<uint64_t> request_counter_{0};
@@ -424,7 +433,7 @@ void HttpServer::Impl::AcceptAll() {
     if (count_now >= config_.http_max_connections_per_client ||
         connections_.size() >= max_connections_) {
       std::string body = ErrorBody("ThrottlingException", "Too many connections from this client");
-      std::string response = BuildResponse(503, kJsonType, body, "", false, false);
+      std::string response = BuildResponse(503, kJsonType, body, "", false, false, Date());
       [[maybe_unused]] ssize_t sent = ::send(fd, response.data(), response.size(), MSG_NOSIGNAL);
       ::close(fd);
       if (count_now == 0) per_address_.erase(address);
@@ -556,7 +565,8 @@ void HttpServer::Impl::StartRequest(Connection* c) {
     if ((head.method == "GET" || head.method == "HEAD") && path == "/health") {
       std::string body = "{\"status\":\"ok\"}";
       std::string response = BuildResponse(200, "application/json", body, "",
-                                           head.keep_alive && !has_body, head.minor_version == 0);
+                                           head.keep_alive && !has_body, head.minor_version == 0,
+                                           Date());
       if (head.method == "HEAD") response.resize(response.size() - body.size());
       QueueOutput(c, std::move(response), 0, !head.keep_alive || has_body);
       return;
@@ -585,7 +595,7 @@ void HttpServer::Impl::StartRequest(Connection* c) {
       WireResponse out = Router::ErrorResponse(allowed);
       bool keep = skip && head.keep_alive;
       QueueOutput(c, BuildResponse(out.http_status, kJsonType, out.body, NextRequestId(), keep,
-                                   head.minor_version == 0),
+                                   head.minor_version == 0, Date()),
                   0, !keep);
       return;
     }
@@ -619,7 +629,7 @@ void HttpServer::Impl::Respond(Connection* c, int status, std::string_view type,
   bool http10 = c->head.minor_version == 0;
   bool keep = !close && c->head.keep_alive;
   QueueOutput(c, BuildResponse(status, kJsonType, ErrorBody(type, message), NextRequestId(), keep,
-                               http10),
+                               http10, Date()),
               0, !keep);
 }
 
@@ -793,7 +803,7 @@ HttpServer::Impl::Completion HttpServer::Impl::Handle(Job& job) {
   bool keep_alive = job.head.keep_alive;
   return Completion{job.connection_id,
                     BuildResponse(out.http_status, kJsonType, out.body, request_id, keep_alive,
-                                  job.head.minor_version == 0),
+                                  job.head.minor_version == 0, Date()),
                     0, keep_alive};
 }
 
@@ -816,7 +826,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Make(const ServerConfig& config,
   server->verifier_->RequireSignedHeaders({"content-type", "x-amz-target"});
   SystemRandom system_random;
   uint64_t seed = (random != nullptr ? random : &system_random)->NextU64();
-  server->impl_ = std::make_unique<Impl>(config, router, server->verifier_.get(), seed);
+  server->impl_ = std::make_unique<Impl>(config, router, server->verifier_.get(), clock, seed);
   return server;
 }
 

@@ -1,8 +1,9 @@
 // HttpServer: the Glue wire protocol over HTTP/1.1 (keep-alive, pipelining, many clients).
 //
 // Every POST / is authenticated with SigV4 (unless auth is off), then handed to the Router by
-// its X-Amz-Target. Responses carry Content-Type application/x-amz-json-1.1 and an
-// x-amzn-RequestId header, as AWS's do. GET /health answers {"status":"ok"}.
+// its X-Amz-Target. Responses carry Content-Type application/x-amz-json-1.1, an
+// x-amzn-RequestId header and a Date header (the server's clock, from which the AWS SDKs
+// correct a client's clock skew), as AWS's do. GET /health answers {"status":"ok"}.
 //
 // Design (docs/architecture.md, "api"): one reactor thread owns every socket (epoll,
 // non-blocking, edge-triggered) and every connection's state: it accepts, reads, parses

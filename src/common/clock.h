@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <string>
 
 namespace openglue {
 
@@ -32,5 +33,9 @@ class FakeClock : public Clock {
  private:
   std::atomic<int64_t> now_;
 };
+
+// `epoch_seconds` as an HTTP Date header value, RFC 9110's IMF-fixdate in GMT:
+// "Sun, 06 Nov 1994 08:49:37 GMT".
+std::string FormatHttpDate(int64_t epoch_seconds);
 
 }  // namespace openglue
