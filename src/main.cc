@@ -38,6 +38,7 @@
 #include "jobs/job_service.h"
 #include "jobs/process_launcher.h"
 #include "jobs/run_output.h"
+#include "jobs/module_environments.h"
 #include "logs/log_store.h"
 #include "common/clock.h"
 #include "common/config.h"
@@ -330,8 +331,9 @@ int Serve(int argc, char** argv) {
   jobs::PosixLauncherOptions launcher_options;
   launcher_options.user = *job_user;
   if (config.job_cgroup != "off") launcher_options.cgroup_root = jobs::FindCgroupRoot();
-  // Runs under uids of their own get a view of the store made by this binary (jobs/store_view.h).
-  if (job_user->enabled && geteuid() == 0) {
+  // Runs under uids of their own get a view of the store made by this binary (jobs/store_view.h);
+  // runs with --additional-python-modules get their environment from it (jobs/module_environments.h).
+  {
     std::error_code self_error;
     launcher_options.self_binary = std::filesystem::read_symlink("/proc/self/exe", self_error).string();
   }
@@ -593,6 +595,7 @@ int Serve(int argc, char** argv) {
         authorizer.AddRun(grant.access_key_id, {grant.job, grant.run_id, grant.role});
         verifier->Grant(grant.access_key_id, secret);
         // The same key pair on the S3 API, so one AWS_ACCESS_KEY_ID serves boto3's every client.
+  job_options.python_modules_retention_days = config.python_modules_retention_days;
         if (s3 != nullptr) {
           Status granted = s3->Grant(grant.access_key_id, secret);
           if (!granted.ok()) OG_LOG(kError, "S3 API: " << granted.message());
@@ -855,3 +858,5 @@ int main(int argc, char** argv) {
   }
   return Fail("unknown command '" + command + "' (see --help)");
 }
+  // Internal: install or reuse a run's --additional-python-modules, then exec the run.
+  if (command == "__python-modules") return openglue::jobs::RunPythonModules(argc, argv);

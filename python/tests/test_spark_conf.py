@@ -260,3 +260,35 @@ def test_spark_on_this_machine_does_not_need_the_host_name_to_resolve(env):
     assert spark_environment(session_conf({"--spark-master": "spark://127.0.0.1:7077"}, env)) == {
         "SPARK_LOCAL_IP": "127.0.0.1"}
     assert spark_environment(session_conf({"--spark-master": "spark://spark.example:7077"}, env)) == {}
+
+
+def test_extra_jars_follow_the_projects_jars_and_user_jars_first_puts_them_ahead(env, tmp_path):
+    from openglue_runtime.engines.spark.conf import extra_jars
+    folder = env["OPENGLUE_SPARK_JARS_DIR"]
+    mine = [str(tmp_path / "a.jar"), str(tmp_path / "b.jar")]
+    env["OPENGLUE_EXTRA_JARS"] = ",".join(mine) + ","
+    assert extra_jars(env) == mine
+    conf = session_conf({}, env)
+    assert conf["spark.jars"] == ",".join(
+        [f"local:{folder}/hadoop-aws-3.3.4.jar", f"local:{folder}/postgresql-42.7.8.jar"]
+        + ["local:" + j for j in mine])
+    assert "spark.driver.extraClassPath" not in conf and "spark.executor.userClassPathFirst" not in conf
+    conf = session_conf({"--user-jars-first": "true"}, env)
+    assert conf["spark.driver.extraClassPath"] == os.pathsep.join(mine)
+    assert conf["spark.driver.userClassPathFirst"] == conf["spark.executor.userClassPathFirst"] == "true"
+    assert "spark.driver.extraClassPath" not in session_conf({"--user-jars-first": "false"}, env)
+    # A cluster gets the paths, which the driver serves to the executors.
+    conf = session_conf({"--spark-master": "spark://127.0.0.1:7077"}, env)
+    assert conf["spark.jars"].endswith("," + ",".join(mine))
+
+
+def test_auto_scaling_turns_on_dynamic_allocation_on_a_cluster_only(env):
+    env.update(OPENGLUE_WORKER_TYPE="G.1X", OPENGLUE_NUMBER_OF_WORKERS="5")
+    conf = session_conf({"--enable-auto-scaling": "true"}, env, machine=BIG)
+    assert "spark.dynamicAllocation.enabled" not in conf  # local mode: nothing to scale
+    conf = session_conf({"--enable-auto-scaling": "true", "--spark-master": "spark://10.0.0.1:7077"}, env)
+    assert conf["spark.dynamicAllocation.enabled"] == "true"
+    assert conf["spark.dynamicAllocation.shuffleTracking.enabled"] == "true"
+    assert conf["spark.dynamicAllocation.maxExecutors"] == "4" and "spark.executor.instances" not in conf
+    conf = session_conf({"--spark-master": "spark://10.0.0.1:7077"}, env)
+    assert "spark.dynamicAllocation.enabled" not in conf and conf["spark.executor.instances"] == "4"

@@ -59,6 +59,9 @@ struct ServerConfig {
   int max_concurrent_runs = 0;
   int bookmark_history_limit = 0;
   int log_retention_days = 0;
+  // --additional-python-modules: an environment not used by any run for this many days is
+  // removed from <data_dir>/python-modules (0 = kept forever).
+  int python_modules_retention_days = 0;
   // Metadata store (SQLite): the most reader connections open at once (0 = 2 x cores, at least
   // 4) and how long an idle one is kept before it is closed.
   int store_max_readers = 0;

@@ -5,7 +5,9 @@ namespace openglue::jobs {
 
 // Run as `python -u -c kArgvBootstrap <run>/argv.json`: reads the run's sys.argv (the script,
 // then its arguments) from the file, removes it, and runs the script as `python script args`
-// would (its folder first on sys.path, __name__ "__main__", a namespace of its own).
+// would (its folder first on sys.path, __name__ "__main__", a namespace of its own). A run with
+// an --additional-python-modules environment or a GlueVersion first runs
+// openglue_runtime.run_start (the environment's .pth files, the runtime line of the log).
 constexpr char kArgvBootstrap[] =
     "import json, os, runpy, sys\n"
     "with open(sys.argv[1]) as f:\n"
@@ -13,7 +15,67 @@ constexpr char kArgvBootstrap[] =
     "os.unlink(sys.argv[1])\n"
     "sys.argv = argv\n"
     "sys.path[0] = os.path.dirname(os.path.abspath(argv[0]))\n"
+    "if os.environ.get('OPENGLUE_PYTHON_MODULES') or os.environ.get('OPENGLUE_GLUE_VERSION'):\n"
+    "    import openglue_runtime.run_start\n"
+    "    openglue_runtime.run_start.start()\n"
     "runpy.run_path(argv[0], run_name='__main__')\n";
+
+Result<std::string> JobService::RunJars(const std::string& value, const std::string& dir) const {
+  std::vector<std::string> paths;
+  for (const std::string& entry : Split(value, ',')) {
+    std::string uri = Trim(entry);
+    if (uri.empty()) continue;
+    std::string name = SafeFileName(uri, "");
+    std::string copy_to = dir + "/jars/" + std::to_string(paths.size() + 1) + "/" + name;
+    Result<std::string> local = name.empty()
+        ? Result<std::string>(Status::InvalidInput(uri + " names no file"))
+        : LocalPath(uri, copy_to);
+    if (!local.ok()) return Status::InvalidInput("--extra-jars: cannot use " + uri + ": " + local.status().message());
+    std::error_code ec;
+    if (*local != copy_to && !std::filesystem::exists(*local, ec))
+      return Status::InvalidInput("--extra-jars: cannot use " + uri + ": no such file");
+    paths.push_back(*local != copy_to ? std::filesystem::absolute(*local, ec).string() : *local);
+  }
+  return Join(paths, ",");
+}
+
+Result<std::vector<std::string>> JobService::PythonModulesOf(const Json& arguments, const std::string& dir,
+                                                             const std::string& run_id) const {
+  std::string value = ArgumentText(arguments, "--additional-python-modules");
+  if (Trim(value).empty()) return std::vector<std::string>{};
+  if (options_.runtime_path.empty())
+    return Status::InvalidInput("--additional-python-modules needs the awsglue runtime (runtime_path)");
+  // Objects are copied out of the store under their own names (pip reads a wheel's name); the
+  // run's user reads local paths itself when the key is computed.
+  Json objects = Json::object();
+  int number = 0;
+  for (const std::string& entry : Split(value, ',')) {
+    std::string uri = Trim(entry);
+    Result<storage::Location> location = storage::ParseLocation(uri);
+    if (uri.empty() || !location.ok() || location->scheme != storage::LocationScheme::kObject) continue;
+    std::string name = SafeFileName(uri, "");
+    std::string copy_to = dir + "/python-modules/" + std::to_string(++number) + "/" + name;
+    Result<std::string> local = name.empty()
+        ? Result<std::string>(Status::InvalidInput(uri + " names no file"))
+        : LocalPath(uri, copy_to);
+    if (!local.ok())
+      return Status::InvalidInput("--additional-python-modules: cannot use " + uri + ": " + local.status().message());
+    objects[uri] = *local;
+  }
+  Json spec{{"value", value},
+            {"objects", objects},
+            {"installer_options", ArgumentText(arguments, "--python-modules-installer-option")}};
+  const std::string spec_path = dir + "/python-modules/spec.json";
+  std::error_code ec;
+  std::filesystem::create_directories(dir + "/python-modules", ec);
+  std::string text = DumpJson(spec);
+  int fd = open(spec_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  bool written = fd >= 0 && write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  if (fd >= 0) close(fd);
+  if (!written) return Status::Internal("cannot write " + spec_path);
+  return std::vector<std::string>{"--cache", options_.data_dir + "/python-modules", "--python", options_.python,
+                                  "--runtime", options_.runtime_path, "--spec", spec_path, "--run", run_id};
+}
 
 Status JobService::Launch(ActiveRun* run, Json* doc) {
   const Json& command = GetObject(GetObject(*doc, "_og"), "command");
@@ -44,6 +106,9 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
                   "Script " + script + " not found (looked for " + local + ")");
 
   const Json& arguments = GetObject(*doc, "Arguments");
+  std::string glue_version = GetString(*doc, "GlueVersion");
+  if (Status version = CheckGlueVersion(glue_version); !version.ok())
+    return Finish(run, doc, JobRunState::kFailed, version.message());
   // glueetl scripts run on an engine; a Python shell script is plain Python with the same
   // environment (endpoints, credentials, the awsglue package) and no engine.
   EngineChoice engine;
@@ -141,6 +206,13 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
         return Finish(run, doc, JobRunState::kFailed, "--extra-files: cannot use " + uri + ": " + ec.message());
     }
   }
+  // --extra-jars: the Spark engine puts them on its classpath (openglue_runtime.engines.spark.conf).
+  Result<std::string> jars = RunJars(ArgumentText(arguments, "--extra-jars"), dir);
+  if (!jars.ok()) return Finish(run, doc, JobRunState::kFailed, jars.status().message());
+  // --additional-python-modules: installed (or reused) by `__python-modules` before the script.
+  Result<std::vector<std::string>> python_modules = PythonModulesOf(arguments, dir, run->run_id);
+  if (!python_modules.ok())
+    return Finish(run, doc, JobRunState::kFailed, python_modules.status().message());
   std::string access_key = "OGRUN" + NewRandomHex(15);
   RunGrant grant{access_key, run->job, run->run_id, GetString(GetObject(*doc, "_og"), "role")};
   const char* path_env = std::getenv("PATH");
@@ -181,6 +253,9 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
       env.push_back("OPENGLUE_NUMBER_OF_WORKERS=" +
                     std::to_string((*doc)["NumberOfWorkers"].get<int64_t>()));
   }
+  if (command_name == "glueetl" && !jars->empty()) env.push_back("OPENGLUE_EXTRA_JARS=" + *jars);
+  // The runtime says in the run's log which runtime runs this GlueVersion (docs/engines.md).
+  if (!glue_version.empty()) env.push_back("OPENGLUE_GLUE_VERSION=" + glue_version);
   // Unmodified boto3 `s3` code in the script reaches the embedded store through the S3 API.
   if (!options_.s3_endpoint.empty()) env.push_back("AWS_ENDPOINT_URL_S3=" + options_.s3_endpoint);
   if (!options_.hms_uri.empty()) env.push_back("OPENGLUE_HMS_URI=" + options_.hms_uri);
@@ -206,6 +281,7 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
   spec.stderr_path = logs_->StderrPath(run->run_id);
   spec.exit_code_path = dir + "/exit_code";
   spec.run_dir = dir;
+  spec.python_modules = *python_modules;
   {
     // The run's view of the store folder: its Role's grants, jobs' code read-only.
     StoreGrants grants = options_.store_grants ? options_.store_grants(grant.role) : StoreGrants{};

@@ -88,8 +88,22 @@ Json MergeArguments(const Json& job, const Json& run_arguments) {
   return merged;
 }
 
+Status CheckGlueVersion(const std::string& version) {
+  if (version.empty() || version == "2.0" || version == "3.0" || version == "4.0" || version == "5.0" ||
+      version == "5.1")
+    return Status::OK();
+  if (version == "0.9" || version == "1.0")
+    return Status::InvalidInput("GlueVersion " + version +
+                                " has reached end of life: AWS Glue no longer creates or runs jobs of Glue 0.9 "
+                                "and 1.0 (since 2026-04-01). Use GlueVersion 2.0, 3.0, 4.0, 5.0 or 5.1");
+  return Status::InvalidInput("GlueVersion " + version + " is not a Glue version OpenGlue runs: use 2.0, 3.0, "
+                              "4.0, 5.0 or 5.1 (docs/engines.md)");
+}
+
 Result<Json> JobFromInput(const Json& input, const std::string& name, double created_on,
                           double now) {
+  if (input.contains("GlueVersion") && input["GlueVersion"].is_string())
+    OG_RETURN_NOT_OK(CheckGlueVersion(input["GlueVersion"].get<std::string>()));
   // Any Command.Name is kept, as Glue does; a run of one OpenGlue has no runtime for fails.
   const Json& command = GetObject(input, "Command");
   std::string command_name = GetString(command, "Name", "glueetl");

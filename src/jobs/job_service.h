@@ -28,6 +28,7 @@
 // progress is marked busy; only the thread that marked it touches it until it is released.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -90,6 +91,9 @@ struct JobServiceOptions {
   int max_concurrent_runs = 16;       // server-wide; further runs wait in WAITING
   int stop_grace_seconds = 10;        // BatchStopJobRun: SIGTERM, then SIGKILL after this
   int tick_interval_ms = 10;
+  // The --additional-python-modules environments (<data_dir>/python-modules) no run used for
+  // this many days are removed, checked hourly by the ticker; 0 = kept forever.
+  int python_modules_retention_days = 30;
   // Where s3:// paths (scripts, --extra-py-files, --extra-files) are read. Borrowed; it must
   // outlive the service. Null: the embedded store over <data_dir>/s3.
   storage::ObjectStore* objects = nullptr;
@@ -271,6 +275,15 @@ class JobService {
   // its own rights). InvalidInput (a location the store refuses, a folder) or EntityNotFound,
   // with a message naming `uri`.
   Result<std::string> LocalPath(const std::string& uri, const std::string& copy_to) const;
+  // The run's --extra-jars (`value`) as local paths, comma-separated: objects copied into
+  // <dir>/jars/, local files as they are. InvalidInput naming an entry that cannot be used.
+  Result<std::string> RunJars(const std::string& value, const std::string& dir) const;
+  // The run's --additional-python-modules: writes <dir>/python-modules/spec.json (the objects it
+  // names copied beside it) and returns the options of `__python-modules` (jobs/
+  // module_environments.h); empty when the run has none. InvalidInput naming an entry that cannot be
+  // used.
+  Result<std::vector<std::string>> PythonModulesOf(const Json& arguments, const std::string& dir,
+                                                   const std::string& run_id) const;
   // Wakes the ticker for an immediate Tick (a run was started or stopped).
   void Kick() EXCLUDES(thread_mutex_);
 
@@ -303,6 +316,9 @@ class JobService {
   bool stopping_ GUARDED_BY(thread_mutex_) = false;
   bool kicked_ GUARDED_BY(thread_mutex_) = false;  // tick now, work is waiting
   std::thread ticker_ GUARDED_BY(thread_mutex_);
+  // When the ticker last cleaned the Python modules cache (clock ms; only the ticker's thread,
+  // or a test's, calls Tick).
+  std::atomic<int64_t> modules_cleaned_ms_{-1};
 };
 
 }  // namespace openglue::jobs

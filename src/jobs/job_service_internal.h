@@ -95,6 +95,11 @@ Json Present(Json run);
 
 Json MergeArguments(const Json& job, const Json& run_arguments);
 
+// OK for a GlueVersion OpenGlue runs ("" = none given, 2.0, 3.0, 4.0, 5.0, 5.1; one runtime runs
+// them all, docs/engines.md); InvalidInput for 0.9 and 1.0, which AWS Glue ended (no jobs, no
+// runs since 2026-04-01), and for any other value, naming the ones accepted.
+Status CheckGlueVersion(const std::string& version);
+
 // The Job document from a CreateJob request or a JobUpdate.
 Result<Json> JobFromInput(const Json& input, const std::string& name, double created_on,
                           double now);

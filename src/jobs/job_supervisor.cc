@@ -1,6 +1,7 @@
 // The run state machine: each tick decides a step per active run (start, launch, requeue,
 // watch), watches processes, enforces stops and timeouts and finishes runs.
 #include "jobs/job_service_internal.h"
+#include "jobs/module_environments.h"
 
 namespace openglue::jobs {
 
@@ -174,6 +175,17 @@ void JobService::Abandon(ActiveRun* run, const std::string& message) {
 }
 
 void JobService::Tick() {
+  // Hourly (and at the first tick): --additional-python-modules environments long unused go.
+  int64_t now_ms = clock_->NowMillis();
+  int64_t cleaned = modules_cleaned_ms_.load();
+  if (options_.python_modules_retention_days > 0 && (cleaned < 0 || now_ms - cleaned >= 3600 * 1000) &&
+      modules_cleaned_ms_.compare_exchange_strong(cleaned, now_ms)) {
+    int removed = CleanPythonModulesCache(options_.data_dir + "/python-modules", now_ms / 1000,
+                                          int64_t{options_.python_modules_retention_days} * 86400);
+    if (removed > 0)
+      OG_LOG(kInfo, "removed " << removed << " --additional-python-modules environment(s) unused for "
+                               << options_.python_modules_retention_days << " days");
+  }
   std::vector<uint64_t> sequences;
   {
     MutexLock lock(&mutex_);

@@ -287,6 +287,22 @@ class PosixProcessLauncher : public ProcessLauncher {
     std::vector<std::string> args;
     std::vector<std::string> env_copy = spec.env;
     std::optional<uid_t> run_uid;  // a uid only this run uses
+    if (!spec.python_modules.empty() && options_.self_binary.empty()) {
+      close(out_fd);
+      close(*err_fd);
+      return Status::Internal("the server's own binary is unknown: --additional-python-modules cannot be installed");
+    }
+    // `__python-modules` runs as the server's user right before the drop to the run's user (or
+    // before the wrapper), so the environment it installs is never the run's to write.
+    auto python_modules = [&](const std::vector<std::string>& drop, std::optional<uid_t> owner) {
+      if (spec.python_modules.empty()) return;
+      args.insert(args.end(), {options_.self_binary, "__python-modules"});
+      args.insert(args.end(), spec.python_modules.begin(), spec.python_modules.end());
+      args.insert(args.end(), {"--exit-code", spec.exit_code_path, "--drop", std::to_string(drop.size())});
+      if (owner) args.insert(args.end(), {"--uid", std::to_string(*owner)});
+      if (owner && options_.user.per_run) args.push_back("--kill-uid");
+      args.push_back("--");
+    };
     if (!options_.cgroup_root.empty())
       args.insert(args.end(), {kShell, "-c", kJoinCgroupScript, options_.cgroup_root});
     if (options_.user.enabled) {
@@ -314,10 +330,14 @@ class PosixProcessLauncher : public ProcessLauncher {
         args.insert(args.end(), {options_.self_binary, "__store-view"});
         args.insert(args.end(), spec.store_view.begin(), spec.store_view.end());
       }
-      args.insert(args.end(), {setpriv_, "--reuid=" + std::to_string(uid),
-                               "--regid=" + std::to_string(gid),
-                               "--groups=" + std::to_string(options_.user.shared_gid),
-                               "--inh-caps=-all", "--no-new-privs", "--"});
+      std::vector<std::string> drop = {setpriv_, "--reuid=" + std::to_string(uid),
+                                       "--regid=" + std::to_string(gid),
+                                       "--groups=" + std::to_string(options_.user.shared_gid),
+                                       "--inh-caps=-all", "--no-new-privs", "--"};
+      python_modules(drop, uid);
+      args.insert(args.end(), drop.begin(), drop.end());
+    } else {
+      python_modules({}, std::nullopt);
     }
     args.insert(args.end(), {kShell, "-c", script_, spec.exit_code_path, program});
     args.insert(args.end(), spec.argv.begin() + 1, spec.argv.end());

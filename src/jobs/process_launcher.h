@@ -28,6 +28,10 @@ struct LaunchSpec {
   // The run's view of the object store folder: StoreViewArgs (jobs/store_view.h), applied when
   // runs run as other users (PosixLauncherOptions::self_binary runs `__store-view`). Empty: none.
   std::vector<std::string> store_view;
+  // The run's --additional-python-modules: the options of `__python-modules` (jobs/
+  // module_environments.h) before --exit-code, run as the server's user before the drop to the run's
+  // user (PosixLauncherOptions::self_binary). Empty: none.
+  std::vector<std::string> python_modules;
 };
 
 enum class ProcessState { kRunning, kExited, kGone };
@@ -62,7 +66,9 @@ class ProcessLauncher {
 struct PosixLauncherOptions {
   JobUserOptions user;      // who runs the processes (default: the server's own user)
   std::string cgroup_root;  // FindCgroupRoot(); empty = contain by process group only
-  std::string self_binary;  // the openglue executable, for `__store-view` (empty: no views)
+  // The openglue executable, for `__store-view` (runs under uids of their own; empty: no
+  // views) and `__python-modules` (empty: runs with Python modules cannot start).
+  std::string self_binary;
 };
 
 std::unique_ptr<ProcessLauncher> MakePosixProcessLauncher(PosixLauncherOptions options = {});

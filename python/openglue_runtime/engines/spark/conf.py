@@ -12,6 +12,8 @@ built with, from the run's resolved job arguments (a dict keyed `--name`, as sys
     OPENGLUE_SPARK_JARS_DIR     where `make deps` put the extra jars (default
                                 <sys.prefix>/share/openglue/jars)
     OPENGLUE_SPARK_PYTHON       the Python executors run (default: this interpreter)
+    OPENGLUE_EXTRA_JARS         the run's `--extra-jars` as local paths, comma-separated (the
+                                server copies `s3://` ones into the run's folder)
     AWS_ENDPOINT_URL_S3, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION
                                 S3A's endpoint and credentials (the run's own)
     TMPDIR                      Spark's and S3A's scratch space
@@ -100,6 +102,12 @@ def spark_jars(environ: Optional[Mapping[str, str]] = None) -> List[str]:
     except OSError:
         return []
     return [os.path.join(folder, n) for n in names]
+
+
+def extra_jars(environ: Optional[Mapping[str, str]] = None) -> List[str]:
+    """The run's `--extra-jars` as the server handed them over (OPENGLUE_EXTRA_JARS), in order."""
+    env = os.environ if environ is None else environ
+    return [j.strip() for j in (env.get("OPENGLUE_EXTRA_JARS") or "").split(",") if j.strip()]
 
 
 def _flag(args: Mapping[str, str], name: str) -> Optional[str]:
@@ -256,13 +264,28 @@ def session_conf(args: Mapping[str, str], environ: Optional[Mapping[str, str]] =
     master = _sizes(master, env, machine, conf)
     conf["spark.master"] = master
     jars = spark_jars(env)
-    if jars:
+    user_jars = extra_jars(env)
+    if jars or user_jars:
         # In local mode as local: URIs: the launcher then adds them to the classpath without
         # resolving them through Hadoop's FileSystem, whose first use logs in the OS user, which
         # fails for a job run's uid that has no user name (before the run can name one). A
         # cluster gets plain paths: the driver serves them to the executors.
         local = is_local_master(master)
-        conf["spark.jars"] = ",".join(("local:" + j) if local else j for j in jars)
+        conf["spark.jars"] = ",".join(("local:" + j) if local else j for j in jars + user_jars)
+    if user_jars and _enabled(args, "user-jars-first"):
+        # Glue's --user-jars-first: the job's jars before Spark's own. Executors load their
+        # application jars child-first; the driver (here, in client mode, where
+        # spark.driver.userClassPathFirst does not apply) gets them at the head of its JVM's
+        # classpath, before Spark's jars.
+        conf["spark.driver.userClassPathFirst"] = "true"
+        conf["spark.executor.userClassPathFirst"] = "true"
+        conf["spark.driver.extraClassPath"] = os.pathsep.join(user_jars)
+    if _enabled(args, "enable-auto-scaling") and not is_local_master(master):
+        # Glue's auto scaling: executors come and go with the work, up to the worker count.
+        conf["spark.dynamicAllocation.enabled"] = "true"
+        conf["spark.dynamicAllocation.shuffleTracking.enabled"] = "true"
+        if "spark.executor.instances" in conf:
+            conf["spark.dynamicAllocation.maxExecutors"] = conf.pop("spark.executor.instances")
     if is_local_master(master) or _master_host(master) in ("127.0.0.1", "localhost"):
         # Everything on this machine: the driver (its block manager, its UI) listens on the
         # loopback address only, never on the machine's network interfaces.
