@@ -37,8 +37,8 @@
 #include "schedule/scheduler.h"
 #include "jobs/job_service.h"
 #include "jobs/process_launcher.h"
-#include "jobs/run_output.h"
 #include "jobs/module_environments.h"
+#include "jobs/run_output.h"
 #include "logs/log_store.h"
 #include "common/clock.h"
 #include "common/config.h"
@@ -582,6 +582,7 @@ int Serve(int argc, char** argv) {
   job_options.runtime_path = runtime_path;
   job_options.spark_master = config.spark_master;
   job_options.max_concurrent_runs = config.max_concurrent_runs;
+  job_options.python_modules_retention_days = config.python_modules_retention_days;
   job_options.store_grants = [&authorizer](const std::string& role) {
     return api::StoreGrantsOf(authorizer.PolicyFor(role));
   };
@@ -595,7 +596,6 @@ int Serve(int argc, char** argv) {
         authorizer.AddRun(grant.access_key_id, {grant.job, grant.run_id, grant.role});
         verifier->Grant(grant.access_key_id, secret);
         // The same key pair on the S3 API, so one AWS_ACCESS_KEY_ID serves boto3's every client.
-  job_options.python_modules_retention_days = config.python_modules_retention_days;
         if (s3 != nullptr) {
           Status granted = s3->Grant(grant.access_key_id, secret);
           if (!granted.ok()) OG_LOG(kError, "S3 API: " << granted.message());
@@ -850,6 +850,8 @@ int main(int argc, char** argv) {
   // Internal: set up a job run's view of the store, then exec the run (jobs/store_view.h).
   if (command == "__store-view") return openglue::jobs::RunStoreView(argc, argv);
   if (command == "__store-pin") return openglue::jobs::RunStorePin(argc, argv);
+  // Internal: install or reuse a run's --additional-python-modules, then exec the run.
+  if (command == "__python-modules") return openglue::jobs::RunPythonModules(argc, argv);
   if (command == "operations") return ListOperations();
   if (command == "bookmarks") return Bookmarks(argc - 2, argv + 2);
   if (command == "version" || command == "--version") {
@@ -858,5 +860,3 @@ int main(int argc, char** argv) {
   }
   return Fail("unknown command '" + command + "' (see --help)");
 }
-  // Internal: install or reuse a run's --additional-python-modules, then exec the run.
-  if (command == "__python-modules") return openglue::jobs::RunPythonModules(argc, argv);
