@@ -1,58 +1,28 @@
 """`pip install ./python` into a fresh virtual environment, offline: awsglue and the pyspark
 stand-in work there in-process, and a real pyspark is never shadowed.
 
-The new environment reaches the project environment's packages (pyarrow, boto3, setuptools,
-wheel) through a .pth file, so nothing is downloaded; the package is installed with --no-deps and
---no-build-isolation from a copy of python/ (the build writes into the tree it builds)."""
+The environment is made offline by tests/venvkit.py (the project environment's packages through a
+.pth file, the package installed with --no-deps)."""
 import glob
 import os
-import shutil
 import subprocess
-import sys
-import sysconfig
 import textwrap
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from venvkit import ROOT, bare_env, fresh_venv
 
 
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory):
-    base = tmp_path_factory.mktemp("install")
-    source = base / "src"
-    shutil.copytree(os.path.join(ROOT, "python"), source,
-                    ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info", "tests"))
-    env_dir = base / "venv"
-    # No pip of its own (ensurepip is slow): the project environment's pip installs into it.
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env_dir)], check=True,
-                   timeout=120)
-    python = str(env_dir / "bin" / "python")
-    purelib = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                             check=True, capture_output=True, text=True).stdout.strip()
-    # The project environment's packages (pyarrow, boto3, ...) except its real pyspark (the
-    # Spark engine's), so this is an installation without one, where the stand-in is pyspark.
-    project_site = sysconfig.get_path("purelib")
-    visible = base / "project-site"
-    visible.mkdir()
-    for name in os.listdir(project_site):
-        if not name.startswith(("pyspark", "py4j")):
-            os.symlink(os.path.join(project_site, name), visible / name)
-    with open(os.path.join(purelib, "zz_project_venv.pth"), "w") as f:
-        f.write(str(visible) + "\n")
-    result = subprocess.run([sys.executable, "-m", "pip", "--python", python, "install",
-                             "--no-deps", "--no-index",
-                             "--no-build-isolation", "--disable-pip-version-check", "-q",
-                             str(source)], capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stdout + result.stderr
-    return python, purelib
+    # Without the project environment's real pyspark (the Spark engine's), so this is an
+    # installation without one, where the stand-in is pyspark.
+    return fresh_venv(tmp_path_factory.mktemp("install"), hide=("pyspark", "py4j"))
 
 
 def run(python, body, cwd=None):
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "PYSPARK_PYTHON") and not k.startswith(("OPENGLUE_", "AWS_"))}
     return subprocess.run([python, "-c", textwrap.dedent(body)], capture_output=True, text=True,
-                          timeout=120, env=env, cwd=cwd)
+                          timeout=120, env=bare_env(), cwd=cwd)
 
 
 def test_installed_package_runs_a_glue_script_in_process(venv, tmp_path):

@@ -19,6 +19,10 @@ import xml.etree.ElementTree as ET
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(ROOT, "tests", "conformance")
 DG = "https://docs.aws.amazon.com/glue/latest/dg/"
+# aws-samples/aws-glue-samples files (tests/conformance/test_samples.py, test_catalog_reads.py)
+SAMPLES = "https://github.com/aws-samples/aws-glue-samples/blob/master/"
+CASE_URL = re.compile(r"https://docs\.aws\.amazon\.com/\S+?\.html"
+                      r"|https://github\.com/aws-samples/aws-glue-samples/blob/master/\S+?\.(?:py|md)")
 
 # Examples with an output that the corpus does not run, and why.
 NOT_RUN = [
@@ -83,7 +87,7 @@ def cases():
         for node in tree.body:
             if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
                 doc = ast.get_docstring(node) or ""
-                url = re.search(r"https://docs\.aws\.amazon\.com/\S+?\.html", doc)
+                url = CASE_URL.search(doc)
                 heading = re.search(r'"([^"]+)"', doc)
                 found[node.name] = (url.group(0) if url else "", heading.group(1) if heading else "")
     return found
@@ -127,7 +131,12 @@ def render(xml_path):
     res = results(xml_path)
     lines = ["| Case | Page and heading | embedded | Spark |", "|---|---|---|---|"]
     for fn, (url, heading) in docs.items():
-        pg = url[len(DG):-len(".html")] if url.startswith(DG) else url
+        if url.startswith(DG):
+            pg = url[len(DG):-len(".html")]
+        elif url.startswith(SAMPLES):
+            pg = "aws-glue-samples " + url[len(SAMPLES):]
+        else:
+            pg = url
         where = "[{}]({}): {}".format(pg, url, heading) if url else heading
         lines.append("| `{}` | {} | {} | {} |".format(
             fn, cell(where), cell(res.get((fn, "embedded"), "not run: not collected")),

@@ -268,6 +268,13 @@ def test_catalog_csv_columns_are_the_files_fields_by_position(engine, ctx, tmp_p
                                 ("id", "long", "id", "long")])
     assert mapped.to_arrow().to_pylist() == [{"amount": 2.5, "id": 1}, {"amount": 3.0, "id": 2},
                                              {"amount": None, "id": 3}]
+    # A mapping names its sources in any case (GlueUnitTestingLocalSample's `customerId` over
+    # a crawled `customerid`); case_sensitive=True finds none of them.
+    cased = dyf.apply_mapping([("AMOUNT", "string", "Amount", "double"), ("Id", "string", "Id", "int")])
+    assert cased.to_arrow().to_pylist() == [{"Amount": 2.5, "Id": 1}, {"Amount": 3.0, "Id": 2},
+                                            {"Amount": None, "Id": 3}]
+    strict = dyf.apply_mapping([("Id", "string", "Id", "int")], case_sensitive=True)
+    assert strict.to_arrow().to_pylist() == [{"Id": None}] * 3
 
 
 def test_write_from_catalog_updates_catalog(engine, ctx, tmp_path, fake_catalog):

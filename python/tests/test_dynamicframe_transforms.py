@@ -240,6 +240,20 @@ def test_join_keeps_both_keys(ctx):
         [(1, 5, 1, "ann"), (1, 7, 1, "ann"), (3, 9, 3, "cy")]
 
 
+def test_steps_after_a_join_with_colliding_and_dotted_fields(ctx):
+    # join_and_relationalize.py's shape: both frames have `links`, so the second one's becomes
+    # `.links`; a field name with dots (a relationalized column) rides along. The steps after
+    # the join run over those names on both engines.
+    people = frame(ctx, [{"id": 1, "links": ["p1"], "a.b": "x"}, {"id": 2, "links": ["p2"], "a.b": "y"}])
+    orgs = frame(ctx, [{"org": 1, "links": ["o1"]}, {"org": 2, "links": None}])
+    j = people.join(["id"], ["org"], orgs).drop_fields(["org"]).map(
+        lambda r: dict(r, n=len(r["links"])))
+    assert j.schema().names() == ["id", "links", "a.b", ".links", "n"]
+    assert sorted(j.to_arrow().to_pylist(), key=lambda r: r["id"]) == [
+        {"id": 1, "links": ["p1"], "a.b": "x", ".links": ["o1"], "n": 1},
+        {"id": 2, "links": ["p2"], "a.b": "y", ".links": None, "n": 1}]
+
+
 def test_union_merges_types(ctx):
     a = frame(ctx, [{"id": 1, "v": 1}])
     b = frame(ctx, [{"id": 2, "v": "two", "extra": True}])

@@ -321,9 +321,7 @@ def contact_table(rows, more=False):
 TODF = "DynamicFrame.toDF() needs the Spark engine (SparkApiUnavailable)"
 
 
-@engines(embedded=TODF,
-         spark="toDF() of the mergeDynamicFrame result fails on the dotted column names: "
-               "AnalysisException `contact_details`.`val`.`type` cannot be resolved")
+@engines(embedded=TODF)
 def test_merge_dynamic_frame_on_primary_key(engine, capsys):
     """https://docs.aws.amazon.com/glue/latest/dg/aws-glue-api-crawler-pyspark-extensions-dynamic-frame.html
     "Example: Use mergeDynamicFrame to merge two DynamicFrames based on a primary key"."""

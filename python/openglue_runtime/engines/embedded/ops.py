@@ -53,7 +53,10 @@ class ApplyMapping(Op):
         or None. A source field mapped once to a scalar target type is read straight into that
         type (the scan's cast from the file's text is Glue's cast, so the value is what casting
         via the source type would give, without a second pass over every column); a field
-        mapped several times, or to a non-scalar type, is read as its declared source type."""
+        mapped several times, or to a non-scalar type, is read as its declared source type.
+        The scan matches these names in any case, so a case-sensitive mapping reads no schema."""
+        if self.case_sensitive:
+            return None
         uses: Dict[str, int] = {}
         for src, _, _, _ in self.mappings:
             parts = parse_path(src)

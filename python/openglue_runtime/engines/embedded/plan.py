@@ -177,9 +177,15 @@ class ScanSource(Source):
         stream_schema = data
         if self._by_position() and conform:
             # The files' fields are col0, col1, ...: each declared column reads its position.
-            position = {f.name: i for i, f in enumerate(self.declared)}
-            stream_schema = pa.schema([pa.field("col{}".format(position[f.name]), f.type)
-                                       if f.name in position else f for f in data])
+            # A mapping's read schema names its sources as the script spells them, and
+            # ApplyMapping matches names in any case (`customerId` reads `customerid`).
+            position = {f.name.lower(): i for i, f in reversed(list(enumerate(self.declared)))}
+            position.update({f.name: i for i, f in enumerate(self.declared)})
+
+            def at(name):
+                return position.get(name, position.get(name.lower()))
+            stream_schema = pa.schema([pa.field("col{}".format(at(f.name)), f.type)
+                                       if at(f.name) is not None else f for f in data])
 
         def gen():
             for i, (files, values) in enumerate(self.parts):

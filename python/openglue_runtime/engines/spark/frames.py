@@ -385,12 +385,18 @@ class _DataFrameBase(_Base):
         if not steps_spec and tail is None and not for_df and self.encoded:
             return self.df
         in_schema = self._schema
+        names = self.df.columns
+        # mapInArrow resolves each column by name, and Spark's name parser takes dots apart: a
+        # frame field such as `.links` (a join's second `links`) or `a.val.b` (relationalize)
+        # would fail. The DataFrame goes in with positional names; its batches get theirs back.
 
         def fn(it):
-            frames = (decode_batch(b, in_schema) for b in it)
+            frames = (decode_batch(pa.RecordBatch.from_arrays(b.columns, names=names), in_schema)
+                      for b in it)
             return _finish(_run_ops(frames, steps_spec), out_schema, tail, for_df)
-        return self.df.mapInArrow(fn, tail_schema if tail is not None
-                                  else spark_schema(out_schema, for_df))
+        positional = self.df.toDF(*["c{}".format(i) for i in range(len(names))])
+        return positional.mapInArrow(fn, tail_schema if tail is not None
+                                     else spark_schema(out_schema, for_df))
 
 
 class _LiteralBase(_Base):
