@@ -24,6 +24,7 @@
 #include "api/bookmark_operations.h"
 #include "api/connection_operations.h"
 #include "api/http_server.h"
+#include "api/identity_operations.h"
 #include "api/router.h"
 #include "api/run_secrets.h"
 #include "api/service_model.h"
@@ -304,6 +305,13 @@ int Serve(int argc, char** argv) {
   std::error_code ec;
   std::filesystem::create_directories(config.data_dir, ec);
   if (ec) return Fail("cannot create data directory '" + config.data_dir + "': " + ec.message());
+  // Paths under the data directory reach job processes, which run in folders of their own: a
+  // relative one (the default ./openglue-data) is made absolute once, here.
+  std::string absolute_data_dir =
+      std::filesystem::absolute(config.data_dir, ec).lexically_normal().string();
+  if (ec) return Fail("cannot resolve data directory '" + config.data_dir + "': " + ec.message());
+  while (absolute_data_dir.size() > 1 && absolute_data_dir.back() == '/') absolute_data_dir.pop_back();
+  config.data_dir = absolute_data_dir;
 
   // Signals are taken by a dedicated thread; block them before any other thread starts.
   sigset_t signals;
@@ -393,6 +401,11 @@ int Serve(int argc, char** argv) {
   });
   for (const auto& [name, method] : resource::TagService::Operations())
     router.RegisterGlue(name, [&tags, method = method](const Json& request) { return (tags.*method)(request); });
+  // iam:GetRole and sts:GetCallerIdentity over the query protocol (clients such as Airflow ask
+  // them before calling Glue; docs/airflow.md).
+  api::IdentityOptions identity{config.account_id, clock.NowMillis(), {}, &authorizer};
+  for (const auto& [role, statements] : config.role_policies) identity.configured_roles.insert(role);
+  api::RegisterIdentity(&router, std::move(identity));
   auto server = api::HttpServer::Make(config, &router, &clock);
   if (!server.ok()) return Fail(server.status().message());
   if (!(st = (*server)->Bind()).ok()) return Fail(st.message());

@@ -130,8 +130,18 @@ std::optional<RunPrincipal> RunAuthorizer::FindRun(const std::string& access_key
   return it->second;
 }
 
+std::string_view RoleNameOf(std::string_view role) {
+  // arn : partition : iam : (region, empty) : account : role/path/name
+  if (!StartsWith(role, "arn:")) return role;
+  std::vector<std::string> parts = Split(role, ':');
+  if (parts.size() != 6 || parts[2] != "iam" || !parts[3].empty() || !StartsWith(parts[5], "role/"))
+    return role;
+  std::string_view name = role.substr(role.rfind('/') + 1);
+  return name.empty() ? role : name;
+}
+
 const std::vector<std::string>& RunAuthorizer::PolicyFor(const std::string& role) const {
-  auto it = role_policies_.find(role);
+  auto it = role_policies_.find(std::string(RoleNameOf(role)));
   return it == role_policies_.end() ? DefaultRunPolicy() : it->second;
 }
 

@@ -53,6 +53,12 @@ std::string S3ResourceArn(std::string_view bucket, std::string_view key);
 // deleting buckets or changing their configuration or objects' ACLs and locks.
 const std::vector<std::string>& DefaultRunPolicy();
 
+// The Role name a job's `Role` stands for. Glue takes a Role's name or its ARN: an IAM role ARN
+// (arn:<partition>:iam::<account>:role/[<path>/]<name>) stands for <name>, anything else for
+// itself. So a job created with the ARN iam:GetRole answers (api/identity_operations.h), as
+// Airflow's GlueJobOperator does, gets the `role_policy` lines of <name>.
+std::string_view RoleNameOf(std::string_view role);
+
 // What a run credential stands for.
 struct RunPrincipal {
   std::string job;
@@ -86,7 +92,7 @@ class RunAuthorizer {
   Status AuthorizeResource(const std::string& principal, const std::string& action,
                            const std::string& resource) const;
 
-  // The patterns that apply to runs of `role`.
+  // The patterns that apply to runs of `role` (a name or an IAM role ARN, see RoleNameOf).
   const std::vector<std::string>& PolicyFor(const std::string& role) const;
   // What `principal` (a run credential) stands for and may do: nullopt for anyone else.
   struct RunPolicy {

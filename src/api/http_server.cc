@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "api/http_parser.h"
+#include "api/query_protocol.h"
 #include "common/logging.h"
 #include "common/strings.h"
 #include "common/thread_annotations.h"
@@ -779,6 +780,8 @@ void HttpServer::Impl::Work() {
 HttpServer::Impl::Completion HttpServer::Impl::Handle(Job& job) {
   std::string request_id = NextRequestId();
   std::string target(job.head.Header("x-amz-target").value_or(""));
+  // A POST without X-Amz-Target whose body is a form speaks the query protocol (IAM, STS).
+  bool query = target.empty() && IsFormContentType(job.head.Header("content-type").value_or(""));
   WireResponse out;
   bool authorized = true;
   std::string principal;
@@ -792,17 +795,20 @@ HttpServer::Impl::Completion HttpServer::Impl::Handle(Job& job) {
     Result<std::string> who = verifier_->Verify(view);
     job.head.headers = std::move(view.headers);
     if (!who.ok()) {
-      out = Router::ErrorResponse(who.status());
+      out = query ? Router::QueryErrorResponse(who.status()) : Router::ErrorResponse(who.status());
       authorized = false;
     } else {
       principal = *who;
     }
   }
-  if (authorized) out = router_->Handle(target, job.body, principal);
+  if (authorized)
+    out = query ? router_->HandleQuery(job.body, principal) : router_->Handle(target, job.body, principal);
   OG_LOG(kDebug, "POST " << SanitizeUtf8(TruncateUtf8(target, 200)) << " -> " << out.http_status);
   bool keep_alive = job.head.keep_alive;
   return Completion{job.connection_id,
-                    BuildResponse(out.http_status, kJsonType, out.body, request_id, keep_alive,
+                    BuildResponse(out.http_status,
+                                  out.content_type.empty() ? kJsonType : out.content_type.c_str(),
+                                  out.body, request_id, keep_alive,
                                   job.head.minor_version == 0, Date()),
                     0, keep_alive};
 }

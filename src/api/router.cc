@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "api/query_protocol.h"
 #include "common/logging.h"
 #include "common/strings.h"
 
@@ -22,6 +23,10 @@ void Router::RegisterGlueWithPrincipal(const std::string& name, PrincipalHandler
 
 void Router::RegisterExtension(const std::string& name, PrincipalHandler handler) {
   glue_[name] = {std::move(handler), true};
+}
+
+void Router::RegisterQuery(const std::string& action, QueryOperation operation) {
+  query_[action] = std::move(operation);
 }
 
 std::vector<std::string> Router::ExtensionOperations() const {
@@ -216,6 +221,64 @@ WireResponse Router::HandleLogs(const std::string& operation, const std::string&
     OG_LOG(kError, "Logs " << operation << " raised: " << SanitizeUtf8(e.what()));
     return LogsErrorResponse(Status::Internal("An internal error occurred while handling " +
                                               operation));
+  }
+}
+
+namespace {
+
+WireResponse QueryErrorXml(const QueryError& error, const std::string& message,
+                        const std::string& xmlns) {
+  std::string body = "<ErrorResponse";
+  if (!xmlns.empty()) body += " xmlns=\"" + XmlEscape(xmlns) + "\"";
+  body += "><Error><Type>";
+  body += error.http_status >= 500 ? "Receiver" : "Sender";
+  body += "</Type><Code>";
+  body += error.code;
+  body += "</Code><Message>" + XmlEscape(message) + "</Message></Error></ErrorResponse>";
+  return {error.http_status, std::move(body), "text/xml"};
+}
+
+}  // namespace
+
+WireResponse Router::QueryErrorResponse(const Status& status, const std::string& xmlns) {
+  return QueryErrorXml(QueryErrorFor(status.code()), status.message(), xmlns);
+}
+
+WireResponse Router::HandleQuery(const std::string& body, const std::string& principal) const {
+  Result<QueryParams> params = ParseQueryForm(body);
+  if (!params.ok()) return QueryErrorResponse(params.status());
+  auto field = [&](const char* name) -> std::string {
+    auto it = params->find(name);
+    return it == params->end() ? "" : it->second;
+  };
+  std::string action = field("Action");
+  if (action.empty())
+    return QueryErrorXml({"MissingAction", 400}, "The request must contain the parameter Action", "");
+  std::string version = field("Version");
+  auto it = query_.find(action);
+  if (it == query_.end() || version != it->second.version)
+    return QueryErrorResponse(Status(StatusCode::kUnknownOperation,
+                                     "Could not find operation " + QuoteTarget(action) +
+                                         " for version " + QuoteTarget(version) +
+                                         " (OpenGlue serves iam:GetRole and "
+                                         "sts:GetCallerIdentity; docs/airflow.md)"));
+  const QueryOperation& operation = it->second;
+  if (operation.authorize && authorizer_) {
+    Status allowed = authorizer_(principal, operation.service + ":" + action);
+    if (!allowed.ok()) return QueryErrorResponse(allowed, operation.xmlns);
+  }
+  try {
+    Result<std::string> result = operation.handler(*params, principal);
+    if (!result.ok()) return QueryErrorResponse(result.status(), operation.xmlns);
+    std::string xmlns = XmlEscape(operation.xmlns);
+    return {200,
+            "<" + action + "Response xmlns=\"" + xmlns + "\"><" + action + "Result>" + *result +
+                "</" + action + "Result></" + action + "Response>",
+            "text/xml"};
+  } catch (const std::exception& e) {
+    OG_LOG(kError, operation.service << ":" << action << " raised: " << SanitizeUtf8(e.what()));
+    return QueryErrorResponse(Status::Internal("An internal error occurred while handling " + action),
+                              operation.xmlns);
   }
 }
 

@@ -1,6 +1,7 @@
-// Router: the operation table. Maps `X-Amz-Target` values onto handlers, validates request
-// bodies against the service model, and turns results and errors into wire responses.
-// Knows nothing of sockets: the HTTP server hands it a target and a body.
+// Router: the operation table. Maps `X-Amz-Target` values (and the query protocol's `Action`s)
+// onto handlers, validates request bodies against the service model, and turns results and
+// errors into wire responses. Knows nothing of sockets: the HTTP server hands it a target and a
+// body.
 //
 // Thread-safe after setup (Register* before the server starts).
 #pragma once
@@ -22,7 +23,8 @@ namespace openglue::api {
 
 struct WireResponse {
   int http_status = 200;
-  std::string body;  // JSON
+  std::string body;            // JSON (XML for a query-protocol operation)
+  std::string content_type{};  // empty: application/x-amz-json-1.1
 };
 
 class Router {
@@ -60,6 +62,21 @@ class Router {
   // May be called once per store; each store serves its own log groups.
   void RegisterLogs(logs::LogStore* logs);
 
+  // A query-protocol operation (IAM, STS: a form-encoded body `Action=<name>&Version=...&...`,
+  // answered in XML). `params` are the decoded form fields; the handler returns the XML content
+  // of the <name>Result element, or a Status that becomes an <ErrorResponse>.
+  using QueryParams = std::map<std::string, std::string>;
+  using QueryHandler =
+      std::function<Result<std::string>(const QueryParams& params, const std::string& principal)>;
+  struct QueryOperation {
+    std::string service;   // "iam", "sts": authorized as "<service>:<action>"
+    std::string version;   // the API version clients send ("2010-05-08")
+    std::string xmlns;     // the responses' namespace
+    bool authorize = true; // false: no permission needed (sts:GetCallerIdentity, as in AWS)
+    QueryHandler handler;
+  };
+  void RegisterQuery(const std::string& action, QueryOperation operation);
+
   // Installs the authorizer consulted for every known operation before its body is decoded.
   // Without one every authenticated principal may call everything.
   void SetAuthorizer(Authorizer authorizer) { authorizer_ = std::move(authorizer); }
@@ -75,6 +92,13 @@ class Router {
 
   static WireResponse ErrorResponse(const Status& status);
 
+  // Handles one query-protocol request (a POST without X-Amz-Target whose body is form-encoded).
+  // Errors are query-protocol XML: MissingAction, InvalidAction (an action not registered, or
+  // another Version), AccessDenied, ValidationError, NoSuchEntity, ServiceFailure. Never throws.
+  WireResponse HandleQuery(const std::string& body, const std::string& principal) const;
+  // The query-protocol <ErrorResponse> for `status` (also for a request refused before routing).
+  static WireResponse QueryErrorResponse(const Status& status, const std::string& xmlns = "");
+
  private:
   WireResponse HandleLogs(const std::string& operation, const std::string& body,
                           const std::string& principal) const;
@@ -87,6 +111,7 @@ class Router {
   };
   std::map<std::string, GlueOperation> glue_;
   std::map<std::string, Handler> logs_;
+  std::map<std::string, QueryOperation> query_;
   std::vector<logs::LogStore*> log_stores_;
   Authorizer authorizer_;
 };
