@@ -29,6 +29,13 @@ VERSITYGW_STAMP = $(VENV)/.versitygw-$(VERSITYGW_VERSION)
 # curl, pinned by sha256 in spark-jars.txt, into $(SPARK_JARS_DIR) (openglue_runtime.engines.spark.conf finds them).
 SPARK_JARS_DIR = $(VENV)/share/openglue/jars
 SPARK_JARS_STAMP = $(SPARK_JARS_DIR)/.stamp
+# Apache Airflow and its amazon provider (tests/test_airflow_dag.py, docs/airflow.md): a virtual
+# environment of their own, created from Debian's python3, so that Airflow's own boto3, pydantic
+# and SQLAlchemy never move .venv's pins. tests/airflow/requirements.txt pins every package
+# (about 40 s to install cold). The tests find it through OPENGLUE_AIRFLOW_VENV.
+AIRFLOW_VENV ?= $(CURDIR)/.venv-airflow
+AIRFLOW_STAMP = $(AIRFLOW_VENV)/.requirements-stamp
+export OPENGLUE_AIRFLOW_VENV := $(AIRFLOW_VENV)
 # The Glue clients of the AWS SDKs for Java v2, Go v2 and JavaScript v3 (tests/test_sdk_clients.py,
 # docs/clients.md), pinned in tests/clients/<sdk>/: Java from Maven Central with Debian's JDK and
 # Maven (a Maven repository of their own under the venv), Go from the Go module proxy with the
@@ -45,7 +52,7 @@ export PATH := $(VENV)/bin:$(PATH)
 export VIRTUAL_ENV := $(VENV)
 
 .PHONY: all deps build test unit-test e2e-test demo demo-workflow bench bench-deps bench-jobs bench-schedule bench-etl bench-bookmarks docs clean help \
-        sanitize tsan tsan-build analyze fuzz fuzz-build kill9 ci clients clients-deps
+        sanitize tsan tsan-build analyze fuzz fuzz-build kill9 ci clients clients-deps airflow
 
 all: build
 
@@ -63,12 +70,13 @@ help:
 	@echo "make fuzz FUZZ_SECONDS=60  build the libFuzzer targets, run each from its corpus"
 	@echo "make kill9       kill -9 rounds under client load (tests/test_kill9_rounds.py)"
 	@echo "make ci          what CI runs (.ci/run): test, sanitize, tsan, fuzz, with timings"
+	@echo "make airflow     an Airflow DAG (crawler, job, sensors) against a server (docs/airflow.md)"
 	@echo "make clients     the AWS SDKs for Java, Go and JavaScript against a server (docs/clients.md)"
 
 # System packages from Debian (needs root or sudo when something is missing), Python packages
 # from PyPI into $(VENV) (requirements.txt). Idempotent: two stamps, redone only when the
 # Makefile's package list or requirements.txt change (or the venv is gone).
-deps: $(APT_STAMP) $(STAMP) $(VERSITYGW_STAMP) $(SPARK_JARS_STAMP) $(CLIENTS_STAMP)
+deps: $(APT_STAMP) $(STAMP) $(VERSITYGW_STAMP) $(SPARK_JARS_STAMP) $(AIRFLOW_STAMP) $(CLIENTS_STAMP)
 $(APT_STAMP): Makefile
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p 2>/dev/null | grep -q '^Status: install ok installed' || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
@@ -97,6 +105,11 @@ $(CLIENTS_STAMP): $(CLIENTS_INPUTS) | $(APT_STAMP) $(STAMP)
 	@echo "== building the SDK clients (tests/clients: Maven Central, the Go module proxy, npm) into $(CLIENTS_DIR)"
 	@$(PYTHON) tools/sdk_clients.py build
 	@touch $(CLIENTS_STAMP)
+$(AIRFLOW_STAMP): tests/airflow/requirements.txt | $(APT_STAMP)
+	@[ -x $(AIRFLOW_VENV)/bin/python3 ] || { echo "== creating the Airflow virtual environment $(AIRFLOW_VENV)"; $(SYSTEM_PYTHON) -m venv $(AIRFLOW_VENV); }
+	@echo "== installing Apache Airflow into $(AIRFLOW_VENV) (tests/airflow/requirements.txt)"
+	@$(AIRFLOW_VENV)/bin/python3 -m pip install -q --disable-pip-version-check -r tests/airflow/requirements.txt
+	@touch $(AIRFLOW_STAMP)
 $(SPARK_JARS_STAMP): spark-jars.txt tools/fetch_jars.sh | $(APT_STAMP) $(STAMP)
 	@bash tools/fetch_jars.sh spark-jars.txt $(SPARK_JARS_DIR)
 	@touch $(SPARK_JARS_STAMP)
@@ -206,6 +219,10 @@ fuzz: fuzz-build
 # The SDK client scenarios alone (tests/test_sdk_clients.py).
 clients: build clients-deps
 	@OPENGLUE_BIN=$(CURDIR)/$(BUILD)/openglue $(PYTHON) -m pytest -q tests/test_sdk_clients.py
+
+# The Airflow DAG test alone: `airflow dags test` of tests/airflow/dags/openglue_dag.py.
+airflow: build
+	@OPENGLUE_BIN=$(CURDIR)/$(BUILD)/openglue $(PYTHON) -m pytest -q tests/test_airflow_dag.py
 
 kill9: build
 	@OPENGLUE_BIN=$(CURDIR)/$(BUILD)/openglue $(PYTHON) -m pytest -q tests/test_kill9_rounds.py
