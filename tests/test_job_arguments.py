@@ -4,9 +4,8 @@ shown with the runtime that runs it; --extra-jars and --user-jars-first on a Spa
 --TempDir and the flags OpenGlue accepts without acting on them."""
 import json
 import os
+import platform
 import zipfile
-
-import pytest
 
 from conftest import raises_glue
 from jobkit import ERROR, OUTPUT, kit, log_messages, unique  # noqa: F401
@@ -48,7 +47,6 @@ def test_a_run_shows_its_glue_version_and_the_runtime_that_runs_it(kit, server):
     assert run["JobRunState"] == "SUCCEEDED", run.get("ErrorMessage")
     assert run["GlueVersion"] == "4.0"
     errors = log_messages(server.client("logs"), ERROR, run["Id"])
-    import platform
     assert errors[0].startswith("[openglue] runtime: GlueVersion 4.0 (AWS Glue 4.0: Spark 3.3.0, "
                                 f"Python 3.10) runs on OpenGlue's runtime: Python {platform.python_version()}"), errors
     job = kit.job("print('ran')", command="pythonshell", GlueVersion="3.0")
