@@ -4,9 +4,11 @@ import sys
 import time
 from typing import Dict, List, Optional
 
+from openglue_runtime import catalog_connection as _catalog_connection
 from openglue_runtime import storage_classes as _storage_classes
 from openglue_runtime.run_state import bookmark_options, select_and_register, spark_unavailable
 from openglue_runtime.engines.embedded import EmbeddedEngine
+from openglue_runtime.engines.spark import sql_context as _sql_context
 from openglue_runtime.sinks import (FILE_CONNECTIONS as _FILE_CONNECTIONS,
                                     JDBC_CONNECTIONS as _JDBC_CONNECTIONS, catalog as _catalog,
                                     catalog_columns as _catalog_columns, jdbc as _jdbc,
@@ -68,12 +70,15 @@ def _paths(connection_options: dict) -> List[str]:
     return [str(p) for p in paths]
 
 
-class GlueContext:
+class GlueContext(_sql_context.SQLContext):
     """The entry point of a Glue script: `GlueContext(SparkContext.getOrCreate())`.
 
     Glue's own API (sources, sinks, DynamicFrame transforms, bookmarks) runs on `self._engine`
     (the embedded engine) on both engines. On the Spark engine the SparkContext is a real one,
-    `spark_session` is its SparkSession and toDF/fromDF bridge to DataFrames.
+    `spark_session` is its SparkSession, toDF/fromDF bridge to DataFrames, and the context is a
+    pyspark.sql.SQLContext, as AWS's is (`glueContext.sql(...)`, `.table`, `.read`, ...); on the
+    embedded engine it is an instance of the pyspark stand-in's SQLContext, whose members raise
+    SparkApiUnavailable (openglue_runtime/engines/spark/sql_context.py).
     """
 
     def __init__(self, sparkContext=None, engine=None, **options):
@@ -83,6 +88,9 @@ class GlueContext:
         self._run_engine = spark_engine.prepare()
         self._sc = sparkContext
         self._spark = None
+        if self._spark_enabled():
+            session = self.spark_session
+            _sql_context.init(self, self._sc, session)
         self._engine = engine or self._default_engine()
         self._options = options
         self._logger = GlueLogger()
@@ -130,6 +138,10 @@ class GlueContext:
             # self._sc), so temporary views and SQL settings are shared with the script's.
             self._spark = SparkSession.builder.getOrCreate()
         return self._spark
+
+    @spark_session.setter
+    def spark_session(self, session) -> None:
+        self._spark = session
 
     sparkSession = spark_session
 
@@ -208,10 +220,12 @@ class GlueContext:
         if ctype in _JDBC_CONNECTIONS:
             return self._read_jdbc(_jdbc().resolve(ctype, connection_options), connection_options,
                                    transformation_ctx, connection_options.get("dbtable", ""))
+        if _catalog_connection.is_source(ctype):
+            plan = self._engine.from_records(_catalog_connection.read_records(connection_options),
+                                             _catalog_connection.FRAME_SCHEMA)
+            return DynamicFrame(plan, self, transformation_ctx or "", transformation_ctx)
         if ctype not in _FILE_CONNECTIONS:
-            raise ValueError("connection_type {!r} is not supported by the embedded engine "
-                             "(supported: s3, file, postgresql, mysql)"
-                             .format(connection_type))
+            raise ValueError(self._unsupported(connection_type, "source"))
         if not format:
             raise ValueError("create_dynamic_frame.from_options needs format= (csv, json, parquet, "
                              "glueparquet or orc)")
@@ -269,6 +283,16 @@ class GlueContext:
                                          list(src.schema_columns), list(src.partition_keys))
         return DynamicFrame(plan, self, table_name, transformation_ctx)
 
+    def _unsupported(self, connection_type: str, role: str) -> str:
+        """The error text for a connection type this run's engine has no `role` (source or
+        sink) for."""
+        engine = "Spark" if self._spark_enabled() else "embedded"
+        catalog = (_catalog_connection.SOURCE_NAME if role == "source"
+                   else _catalog_connection.SINK_TYPE)
+        return ("connection_type {!r} is not supported as a {} by OpenGlue's {} engine "
+                "(supported: s3, file, postgresql, mysql, mariadb, {})".format(
+                    connection_type, role, engine, catalog))
+
     def _read_jdbc(self, target, options: dict, transformation_ctx: str, name: str) -> DynamicFrame:
         if hasattr(self._engine, "read_jdbc"):  # Spark: the queries run in Spark tasks
             return DynamicFrame(self._engine.read_jdbc(target, options, transformation_ctx or ""),
@@ -300,9 +324,12 @@ class GlueContext:
         if ctype in _JDBC_CONNECTIONS:
             target = _jdbc().resolve(ctype, connection_options)
             return self._write_jdbc(frame, target, connection_options, transformation_ctx)
+        if _catalog_connection.is_sink(ctype):
+            _catalog_connection.write_records(_catalog_connection.table_records(frame.to_arrow()),
+                                              connection_options)
+            return frame
         if ctype not in _FILE_CONNECTIONS:
-            raise ValueError("connection_type {!r} is not supported by the embedded engine "
-                             "(supported: s3, file, postgresql, mysql)".format(connection_type))
+            raise ValueError(self._unsupported(connection_type, "sink"))
         path = connection_options.get("path")
         if not path:
             raise ValueError("write_dynamic_frame.from_options needs connection_options[\"path\"]")
@@ -380,8 +407,8 @@ class GlueContext:
         return sink
 
     def forEachBatch(self, frame, batch_function, options=None):
-        raise NotImplementedError("streaming jobs (forEachBatch) are not supported by OpenGlue's "
-                                  "embedded engine")
+        raise NotImplementedError("streaming jobs (forEachBatch) are not supported by OpenGlue "
+                                  "(on either engine)")
 
     def getSink(self, connection_type: str = "s3", format: Optional[str] = None,
                 transformation_ctx: str = "", **options):
@@ -456,3 +483,6 @@ class GlueContext:
         """The JDBC settings of a Glue connection, as Glue returns them: url (without the
         database), fullUrl, user, password, vendor and the SSL fields (openglue_runtime.jdbc)."""
         return _jdbc().extract_jdbc_conf(connection_name, catalog_id)
+
+
+_sql_context.install_members(GlueContext, GlueContext._spark_enabled)

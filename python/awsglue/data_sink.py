@@ -2,6 +2,7 @@
 writeFrame()."""
 from typing import Optional
 
+from openglue_runtime import catalog_connection as _catalog_connection
 from openglue_runtime.sinks import (JDBC_CONNECTIONS as _JDBC_CONNECTIONS, catalog as _catalog,
                                     catalog_columns as _catalog_columns,
                                     partition_names as _partition_names,
@@ -35,7 +36,8 @@ class DataSink:
         if conf is not None:
             return self._ctx.write_dynamic_frame_from_jdbc_conf(
                 dynamic_frame, conf[0], opts, transformation_ctx=self._ctxname, catalog_id=conf[1])
-        if (self._type or "").lower() in _JDBC_CONNECTIONS:
+        if (self._type or "").lower() in _JDBC_CONNECTIONS or (
+                _catalog_connection.is_sink(self._type) and self._catalog is None):
             return self._ctx.write_dynamic_frame_from_options(
                 dynamic_frame, self._type, opts, transformation_ctx=self._ctxname)
         path, fmt, fmt_opts = opts.get("path"), self._format, dict(self._format_options)

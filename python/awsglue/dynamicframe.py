@@ -71,9 +71,10 @@ class DynamicFrame:
         collected through Arrow, see openglue_runtime/engines/spark/bridge.py)."""
         if not glue_ctx._spark_enabled():
             raise spark_unavailable("DynamicFrame.fromDF()")
+        from openglue_runtime.engines.spark.bridge import from_spark, unique_struct_fields
+        dataframe = unique_struct_fields(dataframe)
         if hasattr(glue_ctx._engine, "from_spark"):
             return DynamicFrame(glue_ctx._engine.from_spark(dataframe), glue_ctx, name or "")
-        from openglue_runtime.engines.spark.bridge import from_spark
         return DynamicFrame.from_arrow(from_spark(dataframe), glue_ctx, name or "")
 
     def toDF(self, options=None):

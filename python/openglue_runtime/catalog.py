@@ -73,16 +73,18 @@ _client_lock = threading.Lock()
 _clients: Dict[Tuple[str, str, str, str], Any] = {}
 
 
-def glue_client():
+def glue_client(region: Optional[str] = None):
     """A boto3 Glue client for the environment: endpoint `AWS_ENDPOINT_URL_GLUE` (else
-    `AWS_ENDPOINT_URL`, else boto3's own default), region `AWS_REGION` / `AWS_DEFAULT_REGION`
-    (default us-east-1), credentials from the environment as boto3 finds them (a job run gets
-    run-scoped ones). One client per endpoint, region and key is kept for the process."""
+    `AWS_ENDPOINT_URL`, else boto3's own default), region `region` when given, else
+    `AWS_REGION` / `AWS_DEFAULT_REGION` (default us-east-1), credentials from the environment
+    as boto3 finds them (a job run gets run-scoped ones). One client per endpoint, region and
+    key is kept for the process."""
     import boto3  # imported here: in-process use without the catalog needs no boto3
     import botocore.config
 
     endpoint = os.environ.get("AWS_ENDPOINT_URL_GLUE") or os.environ.get("AWS_ENDPOINT_URL") or ""
-    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
+    region = (region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+              or "us-east-1")
     key = (endpoint, region, os.environ.get("AWS_ACCESS_KEY_ID", ""),
            os.environ.get("AWS_SECRET_ACCESS_KEY", ""))
     with _client_lock:
@@ -291,7 +293,7 @@ def _format_options(table: Dict[str, Any], fmt: str, for_write: bool) -> Dict[st
 def _check_readable(table: Dict[str, Any], what: str) -> None:
     kind = (table.get("TableType") or "").upper()
     if kind == "VIRTUAL_VIEW":
-        raise CatalogError(f"table {what} is a view: views cannot be read by the embedded engine")
+        raise CatalogError(f"table {what} is a view: OpenGlue's catalog sources do not read views")
     params = {k.lower(): (v or "").lower() for k, v in (table.get("Parameters") or {}).items()}
     if params.get("table_type") in ("iceberg", "delta", "hudi"):
         raise CatalogError(f"table {what} is an {params['table_type']} table: not supported yet")
@@ -300,7 +302,7 @@ def _check_readable(table: Dict[str, Any], what: str) -> None:
         raise JdbcCatalogTable(f"table {what} is a JDBC table", table)
     if params.get("connectionname") or params.get("classification") in (
             "postgresql", "mysql", "sqlserver", "oracle", "redshift", "jdbc"):
-        raise CatalogError(f"table {what} is a JDBC table of a database the embedded engine does "
+        raise CatalogError(f"table {what} is a JDBC table of a database OpenGlue does "
                            "not read (supported: postgresql, mysql)")
     location = ((table.get("StorageDescriptor") or {}).get("Location") or "").strip()
     if not location:

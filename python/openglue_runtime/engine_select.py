@@ -12,7 +12,9 @@ decided before the run starts by reading the script (Python's `ast`, nothing is 
   `spark.createDataFrame(...)`), and `SparkSession.builder` itself;
 - a SparkContext used for more than housekeeping: `sc.parallelize`, `sc.textFile`, `sc._jsc`
   (anything but setLogLevel, stop, getConf, appName, setJobGroup, ...);
-- `.sql(...)` on anything (`sqlContext.sql`, `spark_session.sql`);
+- `.sql(...)` on anything (`sqlContext.sql`, `spark_session.sql`), and the other members a
+  GlueContext has as a pyspark SQLContext (SQL_CONTEXT_MEMBERS: `glueContext.read`,
+  `glueContext.table(...)`, ...) on a name bound to `GlueContext(...)`;
 - calling a name imported from `pyspark.sql.functions` (`col(...)`, `F.col(...)`, `@udf`), and
   importing pyspark modules that have no Glue use (`pyspark.ml`, `pyspark.streaming`,
   `pyspark.mllib`, `pyspark.pandas`).
@@ -33,6 +35,14 @@ ENGINES = ("auto", "embedded", "spark")
 _SESSION_OK = {"conf", "sparkContext", "stop", "version"}
 _CONTEXT_OK = {"setLogLevel", "stop", "getConf", "appName", "setJobGroup", "setJobDescription",
                "setLocalProperty", "master", "getOrCreate"}
+# pyspark.sql.SQLContext's members (pyspark 3.5) that GlueContext has as a SQLContext
+# (openglue_runtime/engines/spark/sql_context.py); setConf and getConf are configuration.
+SQL_CONTEXT_MEMBERS = ("newSession", "setConf", "getConf", "udf", "udtf", "range",
+                       "registerFunction", "registerJavaFunction", "createDataFrame",
+                       "registerDataFrameAsTable", "dropTempTable", "createExternalTable", "sql",
+                       "table", "tables", "tableNames", "cacheTable", "uncacheTable", "clearCache",
+                       "read", "readStream", "streams")
+_SQL_CONTEXT_OK = {"setConf", "getConf"}
 _SPARK_ONLY_MODULES = ("pyspark.ml", "pyspark.mllib", "pyspark.streaming", "pyspark.pandas",
                        "pyspark.sql.streaming")
 _DATAFRAME_CALLS = {"toDF": "toDF()", "fromDF": "DynamicFrame.fromDF()",
@@ -83,6 +93,7 @@ class _Scanner(ast.NodeVisitor):
         self.function_modules: Set[str] = set()  # aliases of pyspark.sql.functions
         self.session_classes: Set[str] = {"SparkSession"}
         self.context_classes: Set[str] = {"SparkContext"}
+        self.glue_contexts: Set[str] = set()  # names bound to GlueContext(...)
 
     def use(self, node: ast.AST, what: str) -> None:
         self.uses.append((getattr(node, "lineno", 0), what))
@@ -149,10 +160,13 @@ class _Scanner(ast.NodeVisitor):
         self.visit(node.value)
         session = self._is_session_expr(node.value)
         context = self._is_context_expr(node.value)
+        glue = isinstance(node.value, ast.Call) and \
+            _dotted(node.value.func).split(".")[-1] == "GlueContext"
         for target in node.targets:
             if isinstance(target, ast.Name):
                 (self.sessions.add if session else self.sessions.discard)(target.id)
                 (self.contexts.add if context else self.contexts.discard)(target.id)
+                (self.glue_contexts.add if glue else self.glue_contexts.discard)(target.id)
             else:
                 self.visit(target)
 
@@ -168,6 +182,10 @@ class _Scanner(ast.NodeVisitor):
         elif isinstance(base, ast.Name) and base.id in self.contexts and \
                 node.attr not in _CONTEXT_OK:
             self.use(node, f"{base.id}.{node.attr} (SparkContext)")
+        elif isinstance(base, ast.Name) and base.id in self.glue_contexts and \
+                node.attr in SQL_CONTEXT_MEMBERS and node.attr not in _SQL_CONTEXT_OK and \
+                node.attr not in _DATAFRAME_CALLS:
+            self.use(node, f"{base.id}.{node.attr} (SQLContext)")
         elif node.attr == "builder" and _dotted(base) in self.session_classes:
             self.use(node, "SparkSession.builder")
         elif node.attr == "rdd":

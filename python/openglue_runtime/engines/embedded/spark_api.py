@@ -397,7 +397,10 @@ def get_spark_session(spark_context: Optional[SparkContext] = None) -> SparkSess
 
 
 class SQLContext(_OtherAttributesRaise):
-    """pyspark.sql.SQLContext (older Glue scripts): creating it works, using it raises."""
+    """pyspark.sql.SQLContext (older Glue scripts): creating it works, using it raises. A
+    GlueContext on the embedded engine is an instance of it."""
+
+    _instantiatedContext: Optional["SQLContext"] = None
 
     def __init__(self, sparkContext=None, sparkSession=None, jsqlContext=None):
         self._sc = sparkContext

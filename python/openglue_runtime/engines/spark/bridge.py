@@ -123,6 +123,53 @@ def _from_spark_type(t):
     return t
 
 
+def _repeats(dt) -> bool:
+    """Whether a struct inside the Spark type `dt` repeats a field name."""
+    from pyspark.sql import types as st
+    if isinstance(dt, st.ArrayType):
+        return _repeats(dt.elementType)
+    if isinstance(dt, st.MapType):
+        return _repeats(dt.valueType)
+    if isinstance(dt, st.StructType):
+        names = [f.name for f in dt.fields]
+        return len(set(names)) != len(names) or any(_repeats(f.dataType) for f in dt.fields)
+    return False
+
+
+def _first_fields(column, dt):
+    """`column`, of the Spark type `dt` (for which _repeats holds), with every struct inside
+    keeping the first field of each name. A struct is cast (by position, as Spark casts
+    structs) to names that do not repeat, then rebuilt from the fields it keeps."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as st
+    if isinstance(dt, st.ArrayType):
+        return F.transform(column, lambda x: _first_fields(x, dt.elementType))
+    if isinstance(dt, st.MapType):
+        return F.transform_values(column, lambda _, v: _first_fields(v, dt.valueType))
+    seen, renamed, kept = set(), [], []
+    for i, f in enumerate(dt.fields):
+        if f.name in seen:
+            renamed.append(st.StructField("_openglue_repeated_{}".format(i), f.dataType))
+            continue
+        seen.add(f.name)
+        kept.append(f)
+        renamed.append(st.StructField(f.name, f.dataType, f.nullable))
+    positional = column.cast(st.StructType(renamed))
+    fields = [(_first_fields(positional[f.name], f.dataType) if _repeats(f.dataType)
+               else positional[f.name]).alias(f.name) for f in kept]
+    return F.when(column.isNull(), F.lit(None)).otherwise(F.struct(*fields))
+
+
+def unique_struct_fields(df):
+    """`df` with structs that repeat a field name keeping the first of each name
+    (`DynamicFrame.fromDF`: a record has one field per name, and Arrow, which the frames'
+    rows cross, refuses repeated names); `df` itself when no struct repeats one."""
+    if not any(_repeats(f.dataType) for f in df.schema.fields):
+        return df
+    return df.select(*[_first_fields(df[f.name], f.dataType).alias(f.name)
+                       if _repeats(f.dataType) else df[f.name] for f in df.schema.fields])
+
+
 def from_spark(df):
     """The rows of `df` (a Spark DataFrame) as an Arrow table with the embedded engine's types."""
     import pyarrow as pa
