@@ -318,8 +318,11 @@ def test_environments_no_run_used_for_the_retention_period_are_removed(fresh_ser
     fresh_server.stop()
     fresh_server.start()  # the first tick cleans (python_modules_retention_days = 30)
     wait_for(lambda: environments(fresh_server) == [recent], 20, "the idle environment to go")
-    with open(fresh_server.log_path, errors="replace") as f:
-        assert "removed 1 --additional-python-modules environment(s) unused for 30 days" in f.read()
+
+    def logged():
+        with open(fresh_server.log_path, errors="replace") as f:
+            return "removed 1 --additional-python-modules environment(s) unused for 30 days" in f.read()
+    wait_for(logged, 10, "the server to log the removal")
 
 
 def test_a_run_stopped_while_pip_installs_leaves_nothing_to_use(kit, server):
