@@ -360,9 +360,9 @@ def test_spigot_writes_sample(engine, ctx, tmp_path):
 
 
 def test_unsupported_format_and_connection(engine, ctx, tmp_path):
-    put(tmp_path, "raw/av/a.avro", "x")
-    with pytest.raises(ValueError, match="avro"):
-        ctx.create_dynamic_frame.from_options("s3", {"paths": ["s3://raw/av/"]}, "avro")
+    put(tmp_path, "raw/gl/a.log", "x")
+    with pytest.raises(ValueError, match="grokLog"):
+        ctx.create_dynamic_frame.from_options("s3", {"paths": ["s3://raw/gl/"]}, "grokLog")
     with pytest.raises(ValueError, match="not supported"):
         ctx.create_dynamic_frame.from_options("dynamodb", {"paths": ["x"]}, "json")
     with pytest.raises(ValueError, match="paths"):
