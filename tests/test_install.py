@@ -23,18 +23,23 @@ def pinned(path):
     return names
 
 
-def third_party_imports(folder):
-    """Top-level modules imported by the .py files under folder, minus the standard library and
-    the project's own modules."""
+def third_party_imports(folder, skip=()):
+    """Top-level modules imported by the .py files under folder (but those under the folders
+    `skip`), minus the standard library and the project's own modules."""
     own = {"awsglue", "openglue_runtime", "conftest", "jobkit", "wire", "benchlib", "job_access",
            # The pyspark stand-in (python/shims, installed as openglue_standin) imports itself.
            "pyspark", "openglue_standin"}
+    # pip: every venv's installer, not a pin (openglue_runtime.python_modules falls back to its
+    # vendored packaging where the runtime has no packaging of its own).
+    own.add("pip")
     # Any module of the repository's own (a test may import a bench helper, say).
     for top in ("tests", "python", "examples", "tools", "bench"):
         for root, _, files in os.walk(os.path.join(ROOT, top)):
             own.update(f[:-3] for f in files if f.endswith(".py"))
     found = {}
     for root, _, files in os.walk(folder):
+        if any(os.path.commonpath([root, x]) == x for x in skip):
+            continue
         for name in files:
             if not name.endswith(".py"):
                 continue
@@ -57,10 +62,17 @@ def third_party_imports(folder):
 def test_every_third_party_import_is_pinned():
     requirements = (pinned(os.path.join(ROOT, "requirements.txt")) |
                     pinned(os.path.join(ROOT, "requirements-nodeps.txt")))
+    # The Airflow DAG and its job run in Airflow's own venv (tests/airflow/requirements.txt).
+    airflow_dir = os.path.join(ROOT, "tests", "airflow")
     for folder in ("tests", "python", "examples", "tools", "cmake"):
-        for module, path in third_party_imports(os.path.join(ROOT, folder)).items():
+        for module, path in third_party_imports(os.path.join(ROOT, folder),
+                                                skip=(airflow_dir,)).items():
             dist = DISTRIBUTION.get(module, module).lower().replace("_", "-")
             assert dist in requirements, f"{path} imports {module}: not pinned in requirements.txt"
+    airflow = requirements | pinned(os.path.join(airflow_dir, "requirements.txt"))
+    for module, path in third_party_imports(airflow_dir).items():
+        dist = {"airflow": "apache-airflow"}.get(module, module).lower().replace("_", "-")
+        assert dist in airflow, f"{path} imports {module}: not pinned in tests/airflow/requirements.txt"
     bench = requirements | pinned(os.path.join(ROOT, "bench", "requirements.txt"))
     for module, path in third_party_imports(os.path.join(ROOT, "bench")).items():
         dist = DISTRIBUTION.get(module, module).lower().replace("_", "-")
