@@ -148,13 +148,16 @@ def test_report_with_openglue_rows_has_targets_and_overhead():
                 "out_bytes": 7e8, "check": "identical", "walls_s": [wall, wall + 1], **extra}
 
     results = {"pyarrow": res(20.0, 30.0, 9e8), "duckdb": res(25.0, 35.0, 3e9),
-               "openglue": res(22.0, 33.0, 1.2e9),
+               "openglue": res(22.0, 33.0, 1.2e9, engine="embedded (no JVM in the process tree)"),
                "openglue-job": res(22.5, 33.5, 1.25e9, execution_time_s=22, server_cpu_s=0.05,
                                    state="SUCCEEDED"),
                "_load_before": 0.5, "_load_after": 0.7}
     text = etl_run.render(args, info, "2026-12-01 03:00", meta, results, {}, "openglue 0.1.0")
     assert "The machine was busy" not in text
-    assert "| OpenGlue, in-process (`python3 etl_job.py`) | 22.0 s | 91 | 33.0 s | 61 | 1.50 | 1,200 MB |" in text
+    assert ("| OpenGlue, in-process (`python3 etl_job.py`, embedded engine) | 22.0 s | 91 | 33.0 s "
+            "| 61 | 1.50 | 1,200 MB |") in text
+    assert ("whole process tree" in text and "OpenGlue, in-process (`python3 etl_job.py`, "
+            "embedded engine): embedded (no JVM in the process tree)") in text
     assert "Job-run overhead (job run wall − in-process wall): **0.50 s** (2.3 %)" in text
     assert "| throughput ≥ 0.8× the pyarrow reference's | 0.91× (per CPU-second: 0.91×) | **yes** |" in text
     assert "| peak RSS < 1.5 GB (input 2.00 GB) | 1,200 MB | **yes** |" in text
@@ -186,3 +189,19 @@ def test_repeat_keeps_and_checks_the_fastest_runs_output(tmp_path, monkeypatch):
     import json
     r = json.load(open(result))["results"]["pyarrow"]
     assert r["wall_s"] == 1.0 and r["walls_s"] == [1.0, 2.0] and r["check"] == "identical"
+
+
+def test_measure_counts_the_whole_process_tree(tmp_path):
+    """A grandchild the process never waits for (as pyspark's JVM) is in the row's CPU: wait4's
+    rusage misses it, the /proc samples of the tree do not."""
+    script = ("import os, subprocess, sys, time\n"
+              "subprocess.Popen([sys.executable, '-c', 'import time\\nt = time.time()\\n"
+              "while time.time() - t < 1.5: pass'])\n"
+              "time.sleep(1.8)\n"
+              "os._exit(0)\n")
+    r = etl_run.measure([sys.executable, "-c", script], dict(os.environ), 60,
+                        str(tmp_path / "log"))
+    assert r["exit"] == 0
+    assert r["rusage_cpu_s"] < 0.5, r
+    assert r["cpu_s"] >= 1.0, r
+    assert "python3" in " ".join(r["processes"]) or "python" in " ".join(r["processes"])

@@ -18,9 +18,10 @@ runs, one after the other in one run, each as its own process:
                      in local mode (session from openglue_runtime.engines.spark.conf.session_conf); its start-up
                      (JVM + SparkSession) is reported apart from the work
 
-and measures for each: wall time, CPU (user + system, from wait4's rusage; for the job run from
-/proc samples of the run's processes), peak RSS (ru_maxrss; for the job run the largest sum of
-VmRSS over the run's processes, sampled every 50 ms) and input MB/s. Then checks that the outputs
+and measures for each: wall time, CPU (user + system of the whole process tree: the larger of
+wait4's rusage and /proc samples of every descendant, so a JVM a launcher started is counted; for
+the job run /proc samples of the run's processes), peak RSS (the larger of ru_maxrss and the
+tree's summed VmRSS, sampled every 50 ms) and input MB/s; a run whose tree left no sample fails. Then checks that the outputs
 hold the same rows and values: per partition folder, the row count and checksums of several
 columns (sums of the numbers, decimals and timestamps, lengths of the strings, null and true
 counts), and the column types. Prints a report; a full run rewrites the ETL section of
@@ -67,8 +68,9 @@ target types, a `ParquetWriter` per partition) is the near-limit reference; Duck
 OpenGlue runs the Glue script `bench/etl/etl_job.py` (`create_dynamic_frame.from_options` csv
 `withHeader`, `ApplyMapping`, `write_dynamic_frame.from_options` parquet `partitionKeys`) in-process
 and as a job run of a server (StartJobRun polled to SUCCEEDED), whose difference is the job-run
-overhead. Wall time, CPU (user + system, `wait4`), peak RSS and MB/s of input are measured per
-process; then the outputs are compared partition by partition (row counts, checksums of the
+overhead. Wall time, CPU (user + system) and peak RSS of each run's whole process tree (wait4's
+rusage and /proc samples of every descendant, whichever is larger) and MB/s of input are measured;
+each row checks from that tree that the engine it names is the one that ran; then the outputs are compared partition by partition (row counts, checksums of the
 columns, column types). `python3 bench/etl/run.py --help` lists the options; `--quick` is a smoke
 run on 0.1 GB that does not touch this file.
 
@@ -78,7 +80,7 @@ TARGET_RSS_BYTES = 1.5e9       # peak RSS for a CSV larger than that
 TERMINAL = ("SUCCEEDED", "FAILED", "TIMEOUT", "STOPPED", "ERROR")
 IMPLEMENTATIONS = ("pyarrow", "duckdb", "openglue", "openglue-job", "openglue-spark", "spark")
 LABELS = {"pyarrow": "pyarrow (reference)", "duckdb": "DuckDB",
-          "openglue": "OpenGlue, in-process (`python3 etl_job.py`)",
+          "openglue": "OpenGlue, in-process (`python3 etl_job.py`, embedded engine)",
           "openglue-job": "OpenGlue, job run through the server",
           "openglue-spark": "OpenGlue, job run on the Spark engine (`--engine spark`, local mode)",
           "spark": "Spark 3.5 local mode (`ref_spark.py`, DataFrame API)"}
@@ -192,14 +194,33 @@ class TreeSampler:
         return sum(self.cpu.values())
 
 
+def _process_name(pid):
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
 def measure(command, env, timeout, log_path):
-    """Runs `command`, returns its wall time, CPU, peak RSS (rusage of the process and the
-    children it waited for; also the sampled tree peak) and exit status."""
+    """Runs `command`, returns its wall time, CPU and peak RSS of its whole process tree, and
+    exit status. CPU is the larger of wait4's rusage (the process and the children it waited
+    for) and the /proc samples of every descendant (a JVM that outlives its launcher is not in
+    the rusage); peak RSS the larger of ru_maxrss and the sampled tree's summed VmRSS. Raises
+    when a run that lasted more than a second left no /proc sample: its tree was not measured."""
     with open(log_path, "wb") as out:
         t0 = time.perf_counter()
         proc = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT,
                                 cwd=ROOT)
-        with TreeSampler(lambda: [proc.pid] + descendants(proc.pid)) as sampler:
+        names = {}
+
+        def tree():
+            pids = [proc.pid] + descendants(proc.pid)
+            for pid in pids:
+                if pid not in names:
+                    names[pid] = _process_name(pid)
+            return pids
+        with TreeSampler(tree) as sampler:
             deadline = time.time() + timeout
             while True:
                 pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -213,10 +234,16 @@ def measure(command, env, timeout, log_path):
             wall = time.perf_counter() - t0
         proc.returncode = os.waitstatus_to_exitcode(status)
     tail = open(log_path, errors="replace").read()[-2000:]
-    return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "user_s": usage.ru_utime,
-            "sys_s": usage.ru_stime, "peak_rss": usage.ru_maxrss * 1024,
-            "tree_peak_rss": sampler.peak_rss, "tree_cpu_s": sampler.cpu_total(), "exit": proc.returncode,
-            "timed_out": time.time() > deadline, "log_tail": tail}
+    if wall > 1.0 and not sampler.cpu:
+        raise RuntimeError(f"{command[1] if len(command) > 1 else command[0]}: its process tree "
+                           f"could not be measured (no /proc sample in {wall:.1f} s)")
+    rusage_cpu = usage.ru_utime + usage.ru_stime
+    return {"wall_s": wall, "cpu_s": max(rusage_cpu, sampler.cpu_total()),
+            "user_s": usage.ru_utime, "sys_s": usage.ru_stime, "rusage_cpu_s": rusage_cpu,
+            "peak_rss": max(usage.ru_maxrss * 1024, sampler.peak_rss),
+            "tree_peak_rss": sampler.peak_rss, "tree_cpu_s": sampler.cpu_total(),
+            "processes": sorted(set(n for n in names.values() if n)),
+            "exit": proc.returncode, "timed_out": time.time() > deadline, "log_tail": tail}
 
 
 def runtime_env(runtime_path, extra=None):
@@ -278,10 +305,10 @@ def run_spark(args, csv_path, workdir):
     r = measure([args.python, os.path.join(HERE, "ref_spark.py"), "--input", csv_path, "--output", out],
                 env, args.timeout, log_path)
     r["output"] = out
-    # pyspark's JVM is a grandchild that wait4's rusage does not see (its parent, spark-submit's
-    # shell, is gone when it ends): CPU and peak RSS of the sampled process tree instead.
-    r["cpu_s"] = max(r["cpu_s"], r.get("tree_cpu_s") or 0)
-    r["peak_rss"] = max(r["peak_rss"], r.get("tree_peak_rss") or 0)
+    # (pyspark's JVM is a grandchild that wait4's rusage does not see: measure() counts the
+    # sampled process tree.)
+    r["engine"] = "Spark (JVM in the process tree)" if "java" in r["processes"] else \
+        "no JVM seen"
     shutil.rmtree(tmp, ignore_errors=True)
     for line in reversed(open(log_path, errors="replace").read().splitlines()):
         if line.startswith("{"):
@@ -294,14 +321,22 @@ def run_spark(args, csv_path, workdir):
 
 
 def run_inprocess(args, csv_path, workdir):
+    """The script in its own process on the embedded engine: OPENGLUE_ENGINE=embedded keeps the
+    pyspark stand-in even where a real pyspark is installed (outside a job run the stand-in
+    otherwise hands over to it, and the row would measure Spark). A JVM in the process tree
+    fails the row."""
     out = os.path.join(workdir, "out-openglue")
     s3_root = os.path.join(workdir, "s3-unused")
     os.makedirs(s3_root, exist_ok=True)
     r = measure([args.python, os.path.join(HERE, "etl_job.py"), "--JOB_NAME", JOB,
                  "--input", csv_path, "--output", out],
-                runtime_env(args.runtime_path, {"OPENGLUE_S3_ROOT": s3_root}), args.timeout,
+                runtime_env(args.runtime_path, {"OPENGLUE_S3_ROOT": s3_root,
+                                                "OPENGLUE_ENGINE": "embedded"}), args.timeout,
                 os.path.join(workdir, "openglue.log"))
     r["output"] = out
+    if "java" in r["processes"]:
+        raise RuntimeError("the in-process row started a JVM: it did not run the embedded engine")
+    r["engine"] = "embedded (no JVM in the process tree)"
     return r
 
 
@@ -351,7 +386,15 @@ def run_job(args, csv_path, workdir, engine="embedded"):
                                           "--engine": engine})
         before = set(descendants(server.pid))
         server_cpu0 = server.cpu()
-        with TreeSampler(lambda: [p for p in descendants(server.pid) if p not in before]) as sampler:
+        names = {}
+
+        def run_tree():
+            pids = [p for p in descendants(server.pid) if p not in before]
+            for pid in pids:
+                if pid not in names:
+                    names[pid] = _process_name(pid)
+            return pids
+        with TreeSampler(run_tree) as sampler:
             t0 = time.perf_counter()
             started_at = time.time()
             run_id = glue.start_job_run(JobName=JOB)["JobRunId"]
@@ -368,6 +411,12 @@ def run_job(args, csv_path, workdir, engine="embedded"):
                        "error": run.get("ErrorMessage"), "run_id": run_id,
                        "server_cpu_s": server.cpu() - server_cpu0,
                        "exit": 0 if run["JobRunState"] == "SUCCEEDED" else 1})
+        jvm = "java" in names.values()
+        result["engine"] = ("Spark (JVM in the run's processes)" if jvm else
+                            "embedded (no JVM in the run's processes)")
+        if result["exit"] == 0 and jvm != (engine == "spark"):
+            raise RuntimeError(f"the {engine} job run {'started' if jvm else 'did not start'} a JVM: "
+                               "it did not run the engine its row names")
         if engine == "spark":
             result["startup_s"] = _spark_startup(server, run_id, started_at)
         if run["JobRunState"] != "SUCCEEDED":
@@ -567,6 +616,13 @@ def render(args, info, started, meta, results, unavailable, version):
             f"{fmt(r['cpu_s'], 1)} s | {fmt(mb / r['cpu_s'] if r['cpu_s'] else None, 0)} | {fmt(cores, 2)} | {fmt(r['peak_rss'] / 1e6, 0)} MB | "
             f"{r.get('files', '?')}, {fmt(r.get('out_bytes', 0) / 1e6, 0)} MB | {r.get('check', 'n/a')} |")
     add("")
+    engines = [f"{LABELS[n]}: {results[n]['engine']}" for n in IMPLEMENTATIONS
+               if n in args.only and results.get(n, {}).get("engine")]
+    if engines:
+        add("Each row's CPU and peak RSS are those of its whole process tree (wait4's rusage and "
+            "/proc samples of every descendant, whichever is larger), and what ran is checked from "
+            "that tree: " + "; ".join(engines) + ".")
+        add("")
     if args.repeat > 1:
         add(f"Each implementation ran {args.repeat} times in turn; the table shows each one's fastest "
             "run. All wall times: " + "; ".join(
@@ -638,7 +694,8 @@ def render(args, info, started, meta, results, unavailable, version):
         "a new folder on the same disk (not synced: the figures include writing into the page "
         "cache, not to the device). Wall time is from the process's start to its exit (for the job "
         "run: from StartJobRun to the GetJobRun that says SUCCEEDED, polled every 50 ms). CPU and "
-        "peak RSS come from `wait4`'s rusage (user + system; ru_maxrss, the largest process); for "
+        "peak RSS are the process tree's: the larger of `wait4`'s rusage (user + system; "
+        "ru_maxrss) and /proc samples every 50 ms of every descendant; for "
         "the job run from /proc samples every 50 ms of the processes the server started for the "
         "run (their summed VmRSS, their utime + stime). MB/s = input bytes / wall time. The check "
         "reads every output file back and compares, per `order_date=` folder, the row count, the "
