@@ -24,7 +24,7 @@ class BuildPyWithStartupHook(build_py):
 
 standin = ["openglue_standin"] + ["openglue_standin." + p for p in find_packages("shims")]
 setup(
-    packages=find_packages(include=["awsglue", "awsglue.*", "openglue_runtime",
+    packages=find_packages(include=["awsglue", "awsglue.*", "awsgluedq", "awsgluedq.*", "openglue_runtime",
                                     "openglue_runtime.*"]) + standin,
     package_dir={"openglue_standin": "shims"},
     package_data={"openglue_runtime.engines.embedded": ["_engine*.so", "README.md"],

@@ -14,6 +14,7 @@ import pytest
 
 PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FACADE, MACHINERY, STANDIN = "awsglue", "openglue_runtime", "pyspark"
+DQ_FACADE = "awsgluedq"          # AWS Glue Data Quality's job library, a façade of its own
 
 # AWS's `awsglue` modules that Glue scripts import (the developer guide's PySpark extension
 # pages and aws-glue-libs' package), and the transform families of `awsglue.transforms`.
@@ -26,6 +27,7 @@ PUBLIC_MODULES = sorted(
      "awsglue.dataframereader", "awsglue.dataframewriter", "awsglue.dynamicframe",
      "awsglue.gluetypes", "awsglue.job", "awsglue.transforms", "awsglue.utils"]
     + ["awsglue.transforms." + family for family in TRANSFORM_FAMILIES])
+DQ_PUBLIC_MODULES = ["awsgluedq", "awsgluedq.transforms"]
 # Compiled modules, which have no source to read: importing one never imports anything else.
 EXTENSIONS = {"openglue_runtime.engines.embedded._engine"}
 
@@ -71,7 +73,7 @@ def _imports(module: str, path: str, known) -> set:
 
 
 def _graph():
-    known = {**_modules(FACADE), **_modules(MACHINERY),
+    known = {**_modules(FACADE), **_modules(DQ_FACADE), **_modules(MACHINERY),
              **_modules(STANDIN, os.path.join(PYTHON_DIR, "shims"))}
     paths = dict(known)
     return {m: _imports(m, p, known) for m, p in paths.items()}
@@ -79,12 +81,15 @@ def _graph():
 
 def test_the_facade_holds_exactly_aws_public_modules():
     assert sorted(_modules(FACADE)) == PUBLIC_MODULES
+    assert sorted(_modules(DQ_FACADE)) == DQ_PUBLIC_MODULES
 
 
 def test_the_machinery_and_the_standin_never_import_the_facade():
-    wrong = sorted((m, t) for m, targets in _graph().items() if not m.startswith(FACADE)
-                   for t in targets if t == FACADE or t.startswith(FACADE + "."))
-    assert wrong == [], "machinery importing awsglue (the façade): {}".format(wrong)
+    facades = (FACADE, DQ_FACADE)
+    wrong = sorted((m, t) for m, targets in _graph().items()
+                   if m.split(".")[0] not in facades
+                   for t in targets if t.split(".")[0] in facades)
+    assert wrong == [], "machinery importing a façade (awsglue, awsgluedq): {}".format(wrong)
 
 
 def test_the_engines_never_import_the_facade_or_each_others_callers():
@@ -169,6 +174,8 @@ def test_every_public_module_path_imports_as_scripts_write_it():
         "from awsglue import DynamicFrame as Same",
         "assert Same is DynamicFrame",
         "from awsglue.transforms import *",
+        "from awsgluedq.transforms import EvaluateDataQuality",
+        "assert EvaluateDataQuality.DATA_QUALITY_RULE_OUTCOMES_KEY == 'ruleOutcomes'",
         "from awsglue.transforms import (ApplyMapping, ResolveChoice, DropNullFields, Relationalize,",
         "    Join, Filter, Map, SelectFields, DropFields, RenameField, SplitFields, SplitRows,",
         "    Spigot, Unbox, UnnestFrame, Union, ErrorsAsDynamicFrame, SelectFromCollection,",
