@@ -51,7 +51,7 @@ comma := ,
 export PATH := $(VENV)/bin:$(PATH)
 export VIRTUAL_ENV := $(VENV)
 
-.PHONY: all deps build test unit-test e2e-test demo demo-workflow bench bench-deps bench-jobs bench-schedule bench-etl bench-bookmarks docs clean help \
+.PHONY: all deps build test unit-test e2e-test demo demo-workflow bench bench-deps bench-jobs bench-schedule bench-etl bench-bookmarks bench-dq docs clean help \
         sanitize tsan tsan-build analyze fuzz fuzz-build kill9 ci clients clients-deps airflow
 
 all: build
@@ -65,6 +65,7 @@ help:
 	@echo "make bench-jobs  run the jobs benchmark: job-run latency, queued runs (docs/benchmarks.md)"
 	@echo "make bench-etl   run the ETL benchmark: 2 GB CSV -> partitioned Parquet, OpenGlue next to pyarrow, DuckDB and Spark local"
 	@echo "make bench-bookmarks  run the bookmarks benchmark: incremental vs full run over 100,000 processed objects"
+	@echo "make bench-dq    run the data-quality benchmark: a 20-rule DQDL ruleset over 14 M orders"
 	@echo "make sanitize    clang ASan+UBSan build (also the -Wthread-safety check), run the unit tests"
 	@echo "make tsan        clang ThreadSanitizer build, run the unit tests"
 	@echo "make fuzz FUZZ_SECONDS=60  build the libFuzzer targets, run each from its corpus"
@@ -160,6 +161,10 @@ bench-etl: build bench-deps
 # BENCH_BOOKMARKS_ARGS: e.g. --quick, --objects 20000 (python3 bench/bookmarks/run.py --help)
 bench-bookmarks: build
 	@OPENGLUE_BIN=$(CURDIR)/$(BUILD)/openglue $(PYTHON) bench/bookmarks/run.py $(BENCH_BOOKMARKS_ARGS)
+
+# BENCH_DQ_ARGS: e.g. --quick, --rows 2000000 (python3 bench/dq/run.py --help)
+bench-dq: build
+	@$(PYTHON) bench/dq/run.py $(BENCH_DQ_ARGS)
 
 docs: build
 	@$(PYTHON) tools/compatibility.py $(BUILD)/openglue

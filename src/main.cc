@@ -25,6 +25,7 @@
 #include "api/connection_operations.h"
 #include "api/http_server.h"
 #include "api/identity_operations.h"
+#include "api/quality_operations.h"
 #include "api/router.h"
 #include "api/run_secrets.h"
 #include "api/service_model.h"
@@ -33,6 +34,7 @@
 #include "catalog/catalog.h"
 #include "crawler/crawler_service.h"
 #include "hms/hms_server.h"
+#include "quality/quality_service.h"
 #include "logs/layout.h"
 #include "resource/tags.h"
 #include "schedule/scheduler.h"
@@ -758,6 +760,14 @@ int Serve(int argc, char** argv) {
   tags.Register("workflow", [](store::Transaction* txn, const resource::Arn& arn) {
     return schedule::WorkflowExists(txn, arn.resource);
   });
+  // Data quality: rulesets, and the results job runs publish (each as its own run).
+  auto quality_service = quality::QualityService::Make(store->get(), &clock, &random,
+                                                       {config.region, config.account_id});
+  if (!quality_service.ok()) return Fail(quality_service.status().message());
+  api::RegisterDataQuality(&router, quality_service->get(), model->get(), &authorizer);
+  tags.Register("dataQualityRuleset", [](store::Transaction* txn, const resource::Arn& arn) {
+    return quality::RulesetExists(txn, arn.resource);
+  });
   scheduler_to_wake = scheduler->get();
   (*crawler_service)->AddCrawlEndListener(
       [s = scheduler->get()](const std::string&, const std::string&) { s->Wake(); });
@@ -842,10 +852,13 @@ int ListOperations() {
   for (const auto& [name, method] : schedule::Scheduler::Operations()) router.RegisterGlue(name, nullptr);
   for (const auto& [name, method] : crawler::CrawlerService::Operations()) router.RegisterGlue(name, nullptr);
   for (const char* name : {"GetJobBookmark", "ResetJobBookmark"}) router.RegisterGlue(name, nullptr);
+  for (const auto& [name, method] : quality::QualityService::Operations()) router.RegisterGlue(name, nullptr);
   for (const std::string& name : (*model)->OperationNames())
     std::cout << name << "\t" << (router.Implements(name) ? "implemented" : "not yet") << "\n";
   // Not in the model: OpenGlue's own operations (docs/compatibility.md lists them apart).
   for (const std::string& name : api::BookmarkExtensionOperations())
+    std::cout << name << "\textension\n";
+  for (const std::string& name : api::DataQualityExtensionOperations())
     std::cout << name << "\textension\n";
   return 0;
 }

@@ -20,6 +20,11 @@ def test_compatibility_table_lists_the_catalog_as_implemented():
     for op in ("CreateCrawler", "StartCrawler", "ListCrawls", "CreateClassifier",
                "StartCrawlerSchedule", "CreateTrigger", "StartWorkflowRun"):
         assert f"| {op} | implemented |" in text
+    for op in ("CreateDataQualityRuleset", "ListDataQualityRulesets", "GetDataQualityResult",
+               "BatchGetDataQualityResult"):
+        assert f"| {op} | implemented |" in text
+    assert "| OpenGluePublishDataQualityResult |" in text
+    assert "| StartDataQualityRulesetEvaluationRun | not yet |" in text
     assert "| CreateBlueprint | not yet |" in text
 
 

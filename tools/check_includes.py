@@ -5,7 +5,7 @@ Every module library has src/ on its include path, so the link rules alone would
 include a jobs header. The layering is DESIGN.md's:
 
     common <- store, storage, logs <- resource <- catalog <- bookmarks, jobs, crawler
-           <- schedule <- api, hms <- main
+           <- schedule, quality <- api, hms <- main
     engine <- storage stands beside the chain (the engine reads objects through storage)
 
 A module may include its own headers and those of every module below it. Modules that do not
@@ -28,7 +28,7 @@ LAYERS = [
     ["resource"],
     ["catalog"],
     ["bookmarks", "jobs", "crawler"],
-    ["schedule"],
+    ["schedule", "quality"],
     ["api", "hms"],
     ["main"],
 ]

@@ -25,6 +25,11 @@ EXTENSION_PURPOSE = {
     "OpenGlueGetJobBookmarkHistory":
         "a job's bookmark history, oldest first: `{JobName, MaxResults?, NextToken?}` -> "
         "`{History: [...], NextToken?}`",
+    "OpenGluePublishDataQualityResult":
+        "a job run's data-quality evaluation publishes its result: `{Score, StartedOn, "
+        "CompletedOn, RuleResults, JobName?, JobRunId?, EvaluationContext?, RulesetName?, "
+        "Ruleset?, DataSource?, AnalyzerResults?, Observations?, AggregatedMetrics?}` -> "
+        "`{ResultId}`; a run's credentials publish as that run only (docs/data-quality.md)",
 }
 
 

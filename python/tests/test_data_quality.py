@@ -319,3 +319,21 @@ def test_row_level_outcomes(dyf):
 def test_a_ruleset_that_is_not_dqdl_fails_before_reading(dyf):
     with pytest.raises(ValueError, match=r"line 1, column 22: expected a number"):
         EvaluateDataQuality.apply(frame=dyf, ruleset="Rules = [ RowCount > ]")
+
+
+# ---------------------------------------------------------------------------- recommendations
+
+def test_a_recommended_ruleset_holds_on_the_rows_it_was_made_from(ctx, dyf):
+    from openglue_runtime.quality import evaluate as ev, recommend
+    on_spark = hasattr(ctx._engine, "from_spark")
+    backend = ev.SparkBackend(dyf.toDF()) if on_spark else ev.DuckDBBackend(dyf.to_arrow())
+    text = recommend.recommend(backend)
+    rules = [r.strip().rstrip(",") for r in text.splitlines()[1:-1]]
+    assert rules[0] == "RowCount between 2 and 11"
+    assert 'IsComplete "id"' in rules and 'IsUnique "id"' in rules
+    assert 'Completeness "qty" >= 0.8' in rules
+    assert 'ColumnValues "id" between 0 and 6' in rules
+    assert 'ColumnValues "qty" between 0 and 6 with threshold >= 0.8' in rules
+    assert 'ColumnValues "name" in ["", "alice", "bob", "carol"]' in rules
+    got = outcomes(dyf, text)
+    assert {r["Outcome"] for r in got.values()} == {"Passed"}, got

@@ -95,6 +95,11 @@ const std::vector<std::string>& DefaultRunPolicy() {
       // The run's own bookmark. The bookmark handlers check that the run asks for its own job.
       "glue:GetJobBookmark", "glue:OpenGlueGetJobBookmarkHistory",
       "glue:OpenGlueCommitJobBookmark",
+      // Data quality: a run's evaluation publishes its result (recorded as the run's own: the
+      // publish handler fills in or checks JobName and JobRunId) and reads rulesets and results.
+      "glue:OpenGluePublishDataQualityResult", "glue:GetDataQualityResult",
+      "glue:ListDataQualityResults", "glue:BatchGetDataQualityResult",
+      "glue:GetDataQualityRuleset", "glue:ListDataQualityRulesets",
       // Workflow-run properties (a job started by a workflow shares state through them).
       "glue:GetWorkflowRunProperties", "glue:PutWorkflowRunProperties",
       // Logs: read.

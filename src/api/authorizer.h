@@ -48,7 +48,7 @@ std::string S3ResourceArn(std::string_view bucket, std::string_view key);
 // The allow-list of a run whose Role has no `role_policy`: catalog reads and writes (databases
 // except DeleteDatabase, tables, table versions, partitions, partition indexes, user-defined
 // functions, column statistics, connection reads), job bookmarks of its own run, workflow-run
-// properties, and log reads. No job, trigger, crawler or workflow administration. On the object
+// properties, data-quality results published as its own run and data-quality reads, and log reads. No job, trigger, crawler or workflow administration. On the object
 // store: reading every object and bucket, writing and deleting objects, creating buckets; not
 // deleting buckets or changing their configuration or objects' ACLs and locks.
 const std::vector<std::string>& DefaultRunPolicy();

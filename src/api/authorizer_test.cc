@@ -45,6 +45,14 @@ TEST(RunAuthorizer, FindRunAndBookmarkActions) {
     EXPECT_TRUE(authorizer.Authorize("OGRUN1", action).ok()) << action;
   EXPECT_EQ(authorizer.Authorize("OGRUN1", "glue:ResetJobBookmark").code(),
             StatusCode::kAccessDenied);
+  // Data quality: publish results and read; never administer rulesets.
+  for (const char* action : {"glue:OpenGluePublishDataQualityResult", "glue:GetDataQualityResult",
+                             "glue:ListDataQualityResults", "glue:BatchGetDataQualityResult",
+                             "glue:GetDataQualityRuleset", "glue:ListDataQualityRulesets"})
+    EXPECT_TRUE(authorizer.Authorize("OGRUN1", action).ok()) << action;
+  for (const char* action : {"glue:CreateDataQualityRuleset", "glue:UpdateDataQualityRuleset",
+                             "glue:DeleteDataQualityRuleset"})
+    EXPECT_EQ(authorizer.Authorize("OGRUN1", action).code(), StatusCode::kAccessDenied) << action;
   authorizer.RemoveRun("OGRUN1");
   EXPECT_FALSE(authorizer.FindRun("OGRUN1").has_value());
 }

@@ -326,4 +326,11 @@ Status ServiceModel::Validate(const std::string& operation, Json* request) const
   return validator.Result();
 }
 
+Status ServiceModel::ValidateShape(const std::string& shape, const std::string& path,
+                                   Json* value) const {
+  Validator validator(model_["shapes"]);
+  OG_RETURN_NOT_OK(validator.Check(shape, value, path, 1));
+  return validator.Result();
+}
+
 }  // namespace openglue::api

@@ -35,6 +35,10 @@ class ServiceModel {
   std::vector<std::string> OperationNames() const;
   // Validates and normalizes `request` for `operation` (which must exist).
   Status Validate(const std::string& operation, Json* request) const;
+  // Validates and normalizes `value` against the model's shape `shape` (e.g. "DataSource") as
+  // a member at `path` of a request: the same checks and errors as Validate. For extension
+  // operations, whose members reuse the model's shapes. An unknown shape checks nothing.
+  Status ValidateShape(const std::string& shape, const std::string& path, Json* value) const;
 
  private:
   explicit ServiceModel(Json model) : model_(std::move(model)) {}

@@ -13,6 +13,7 @@ on; otherwise it raises), `performanceTuning.caching`: accepted.
 """
 import datetime as _dt
 import json
+import math
 import os
 import sys
 from dataclasses import dataclass
@@ -75,7 +76,8 @@ def _history(context: str) -> Dict[str, List[float]]:
         for rr in r.get("RuleResults", []):
             metrics = rr.get("EvaluatedMetrics") or {}
             if metrics:
-                history.setdefault(rr.get("Name", ""), []).append(float(next(iter(metrics.values()))))
+                rule = rr.get("EvaluatedRule") or rr.get("Description") or ""
+                history.setdefault(rule, []).append(float(next(iter(metrics.values()))))
     return history
 
 
@@ -129,8 +131,12 @@ def result_body(context: str, ruleset: str, evaluation: ev.Evaluation) -> Dict[s
     """The OpenGluePublishDataQualityResult request for an evaluation."""
     rules = []
     for i, o in enumerate(evaluation.outcomes):
-        item = {"Name": o.rule, "Description": o.rule, "EvaluatedRule": o.rule,
-                "Result": o.result, "EvaluatedMetrics": {k: float(v) for k, v in o.metrics.items()}}
+        # AWS names a result's rules Rule_1, Rule_2, ... and keeps the text in Description and
+        # EvaluatedRule; metrics that are no number (NaN, infinity) are left out.
+        item = {"Name": f"Rule_{i + 1}", "Description": o.rule[:2048], "EvaluatedRule": o.rule,
+                "Result": o.result,
+                "EvaluatedMetrics": {k: float(v) for k, v in o.metrics.items()
+                                     if v is not None and math.isfinite(float(v))}}
         if o.failure_reason:
             item["EvaluationMessage"] = o.failure_reason
         if o.labels:

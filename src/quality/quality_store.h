@@ -1,0 +1,36 @@
+// The quality module's rows in the metadata store, and small helpers shared by its files.
+// Internal to src/quality.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/json.h"
+#include "common/status.h"
+#include "store/metadata_store.h"
+
+namespace openglue::quality::internal {
+
+inline constexpr std::string_view kRuleset = "dq_ruleset";     // name -> ruleset (+ _og)
+inline constexpr std::string_view kResult = "dq_result";       // newest first, id -> result (+ _og)
+inline constexpr std::string_view kResultId = "dq_result_id";  // result id -> dq_result key
+
+// The stored document at (kind, key), or nullopt; Internal naming `what` when it is damaged.
+Result<std::optional<Json>> Load(store::Transaction* txn, std::string_view kind,
+                                 const std::string& key, const std::string& what);
+
+// A public document: internal bookkeeping ("_og") stripped.
+Json Public(Json doc);
+
+// A number member (epoch seconds, a score) or `fallback`.
+double Number(const Json& object, const char* member, double fallback);
+
+// Whether `table` (a DataQualityTargetTable or GlueTable) matches the filter `wanted` (the same
+// shape): DatabaseName and TableName equal, CatalogId too when `wanted` names one.
+bool TableMatches(const Json& table, const Json& wanted);
+
+// Result keys: newest StartedOn first, then the id.
+std::string ResultKey(double started_on_seconds, const std::string& id);
+
+}  // namespace openglue::quality::internal
