@@ -1,12 +1,18 @@
 """What a job run does before its script runs, when the server asked for it: the run's bootstrap
 (src/jobs/job_launch.cc) calls `start()` when the run has an `--additional-python-modules`
-environment (`OPENGLUE_PYTHON_MODULES`) or its job a GlueVersion (`OPENGLUE_GLUE_VERSION`).
+environment (`OPENGLUE_PYTHON_MODULES`), its job a GlueVersion (`OPENGLUE_GLUE_VERSION`), or when
+its script is to be generated from the job's CodeGenConfigurationNodes (`OPENGLUE_VISUAL_NODES`).
 
 - The environment's `.pth` files are processed (`openglue_runtime.python_modules.activate`).
 - The run's error log gets one line saying which runtime runs the GlueVersion, beside what AWS
   Glue runs for it (docs/engines.md, "Glue versions"):
 
       [openglue] runtime: GlueVersion 4.0 (AWS Glue 4.0: Spark 3.3.0, Python 3.10) runs on OpenGlue's runtime: Python 3.11.2, Spark 3.5.9
+
+- A visual job's script is generated (openglue_runtime.studio_codegen) from the graph the server
+  wrote to the file `OPENGLUE_VISUAL_NODES` names, into the script path the bootstrap runs next
+  (sys.argv[0]). A graph that cannot be generated ends the run (exit status 1) with one line
+  naming the node, before the script or any data is touched.
 """
 import os
 import platform
@@ -54,9 +60,24 @@ def runtime_line(version: str, engine: str = "") -> str:
     return line
 
 
+def generate_visual_script() -> None:
+    """Writes the run's script from the job's CodeGenConfigurationNodes (OPENGLUE_VISUAL_NODES);
+    exits the run with the reason when the graph cannot be generated."""
+    from openglue_runtime import studio_codegen
+    try:
+        studio_codegen.generate_for_run(os.environ["OPENGLUE_VISUAL_NODES"], sys.argv[0],
+                                        os.environ.get("OPENGLUE_VISUAL_SCRIPT_LOCATION", ""))
+    except (studio_codegen.VisualJobError, OSError, ValueError) as error:
+        # The run's ErrorMessage is this line (the last of the error log).
+        print(f"VisualJobError: {error}", file=sys.stderr, flush=True)
+        sys.exit(1)
+
+
 def start() -> None:
     from openglue_runtime import python_modules
     python_modules.activate()
+    if os.environ.get("OPENGLUE_VISUAL_NODES"):
+        generate_visual_script()
     version = os.environ.get("OPENGLUE_GLUE_VERSION")
     if version:
         print(runtime_line(version, os.environ.get("OPENGLUE_ENGINE", "")), file=sys.stderr,

@@ -58,7 +58,10 @@ Result<std::map<std::string, std::string>> JobService::CodeObjects() const {
   for (const store::Row& row : rows) {
     Result<Json> job = ParseStored(row.doc, "job " + row.key);
     if (!job.ok()) continue;
-    add(GetString(GetObject(*job, "Command"), "ScriptLocation"), row.key);
+    std::string script = GetString(GetObject(*job, "Command"), "ScriptLocation");
+    if (Trim(script).empty() && !GetObject(*job, "CodeGenConfigurationNodes").empty())
+      script = DefaultScriptLocation(row.key);
+    add(script, row.key);
     for (const char* member : {"DefaultArguments", "NonOverridableArguments"}) {
       for (const auto& [name, value] : GetObject(*job, member).items()) {
         std::string flag = StartsWith(name, "--") ? name : "--" + name;

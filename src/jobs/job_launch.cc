@@ -7,7 +7,8 @@ namespace openglue::jobs {
 // then its arguments) from the file, removes it, and runs the script as `python script args`
 // would (its folder first on sys.path, __name__ "__main__", a namespace of its own). A run with
 // an --additional-python-modules environment or a GlueVersion first runs
-// openglue_runtime.run_start (the environment's .pth files, the runtime line of the log).
+// openglue_runtime.run_start (the environment's .pth files, the runtime line of the log); so
+// does a run whose script is to be generated from the job's CodeGenConfigurationNodes.
 constexpr char kArgvBootstrap[] =
     "import json, os, runpy, sys\n"
     "with open(sys.argv[1]) as f:\n"
@@ -15,7 +16,8 @@ constexpr char kArgvBootstrap[] =
     "os.unlink(sys.argv[1])\n"
     "sys.argv = argv\n"
     "sys.path[0] = os.path.dirname(os.path.abspath(argv[0]))\n"
-    "if os.environ.get('OPENGLUE_PYTHON_MODULES') or os.environ.get('OPENGLUE_GLUE_VERSION'):\n"
+    "if os.environ.get('OPENGLUE_PYTHON_MODULES') or os.environ.get('OPENGLUE_GLUE_VERSION') or \\\n"
+    "        os.environ.get('OPENGLUE_VISUAL_NODES'):\n"
     "    import openglue_runtime.run_start\n"
     "    openglue_runtime.run_start.start()\n"
     "runpy.run_path(argv[0], run_name='__main__')\n";
@@ -83,6 +85,11 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
   if (!IsRunnableCommand(command_name))
     return Finish(run, doc, JobRunState::kFailed, std::string(kUnknownCommandMessage));
   std::string script = GetString(command, "ScriptLocation");
+  // A visual job (Glue Studio's CodeGenConfigurationNodes) without a script at its location
+  // generates one (docs/visual-jobs.md); without a location, at Studio's default one.
+  const Json& visual_nodes = GetObject(GetObject(*doc, "_og"), "code_gen_nodes");
+  bool visual = !visual_nodes.empty();
+  if (script.empty() && visual) script = DefaultScriptLocation(run->job);
   if (script.empty())
     return Finish(run, doc, JobRunState::kFailed,
                   "The job has no Command.ScriptLocation: there is no script to run (UpdateJob "
@@ -92,8 +99,23 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
   std::filesystem::create_directories(dir + "/work", ec);
   std::filesystem::create_directories(dir + "/tmp", ec);
   // An s3:// script is copied out of the store into the run's script/ folder and run from there.
-  Result<std::string> fetched =
-      LocalPath(script, dir + "/script/" + SafeFileName(script, "script.py"));
+  const std::string script_name = SafeFileName(script, "script.py");
+  Result<std::string> fetched = LocalPath(script, dir + "/script/" + script_name);
+  std::string visual_nodes_path;  // set: the run generates its script from the graph
+  if (!fetched.ok() && visual && fetched.status().code() == StatusCode::kEntityNotFound) {
+    // Only an object location gets a generated script: the server writes it there when the run
+    // ends (PublishGeneratedScript), never to a path of its own file system.
+    visual_nodes_path = dir + "/visual-nodes.json";
+    std::filesystem::create_directories(dir + "/script", ec);
+    std::string text = DumpJson(visual_nodes);
+    int fd = open(visual_nodes_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    bool written = fd >= 0 && write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    if (fd >= 0) close(fd);
+    if (!written)
+      return Finish(run, doc, JobRunState::kError, "Could not start the job run: cannot write " + visual_nodes_path);
+    fetched = dir + "/script/" + script_name;
+    (*doc)["_og"]["generated_script"] = {{"location", script}, {"file", script_name}};
+  }
   if (!fetched.ok())
     return Finish(run, doc, JobRunState::kFailed,
                   "Script " + script +
@@ -101,9 +123,11 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
                                                                                : " cannot be run: ") +
                       fetched.status().message());
   std::string local = *fetched;
-  if (!std::filesystem::is_regular_file(local, ec))
+  if (visual_nodes_path.empty() && !std::filesystem::is_regular_file(local, ec))
     return Finish(run, doc, JobRunState::kFailed,
-                  "Script " + script + " not found (looked for " + local + ")");
+                  "Script " + script + " not found" +
+                      (visual ? " (a visual job's script is generated only for an s3:// "
+                                "ScriptLocation)" : " (looked for " + local + ")"));
 
   const Json& arguments = GetObject(*doc, "Arguments");
   std::string glue_version = GetString(*doc, "GlueVersion");
@@ -254,6 +278,10 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
                     std::to_string((*doc)["NumberOfWorkers"].get<int64_t>()));
   }
   if (command_name == "glueetl" && !jars->empty()) env.push_back("OPENGLUE_EXTRA_JARS=" + *jars);
+  if (!visual_nodes_path.empty()) {
+    env.push_back("OPENGLUE_VISUAL_NODES=" + visual_nodes_path);
+    env.push_back("OPENGLUE_VISUAL_SCRIPT_LOCATION=" + script);
+  }
   // The runtime says in the run's log which runtime runs this GlueVersion (docs/engines.md).
   if (!glue_version.empty()) env.push_back("OPENGLUE_GLUE_VERSION=" + glue_version);
   // Unmodified boto3 `s3` code in the script reaches the embedded store through the S3 API.

@@ -108,7 +108,9 @@ Result<Json> JobFromInput(const Json& input, const std::string& name, double cre
   const Json& command = GetObject(input, "Command");
   std::string command_name = GetString(command, "Name", "glueetl");
   // Command.ScriptLocation is optional in Glue's model (a job may be made before its script):
-  // a run of a job without one fails (JobService::Launch).
+  // a run of a job without one fails (JobService::Launch), unless the job is a visual one.
+  // CodeGenConfigurationNodes (a Glue Studio graph; `sensitive` in the model: kept, returned,
+  // never logged) is kept exactly as sent; a run without a script generates one from it.
   Json job = Json::object();
   job["Name"] = name;
   for (const char* member :
@@ -116,7 +118,7 @@ Result<Json> JobFromInput(const Json& input, const std::string& name, double cre
         "Command", "DefaultArguments", "NonOverridableArguments", "Connections", "MaxRetries",
         "AllocatedCapacity", "Timeout", "MaxCapacity", "WorkerType", "NumberOfWorkers",
         "SecurityConfiguration", "NotificationProperty", "GlueVersion", "ExecutionClass",
-        "MaintenanceWindow", "SourceControlDetails"}) {
+        "MaintenanceWindow", "SourceControlDetails", "CodeGenConfigurationNodes"}) {
     if (input.contains(member) && !input[member].is_null()) job[member] = input[member];
   }
   job["Command"]["Name"] = command_name;

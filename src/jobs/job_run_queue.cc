@@ -162,6 +162,9 @@ Result<JobService::NewRun> JobService::PrepareRun(const Json& job, const Json& a
                 {"max_retries", GetInt(job, "MaxRetries", 0)},
                 {"sequence", sequence}, {"max_concurrent_runs", max_runs},
                 {"role", GetString(job, "Role")}};
+  // A visual job's graph, as the run was started: a run with no script generates it from this.
+  const Json& nodes = GetObject(job, "CodeGenConfigurationNodes");
+  if (!nodes.empty()) run["_og"]["code_gen_nodes"] = nodes;
   return created;
 }
 

@@ -235,6 +235,13 @@ class JobService {
   Status Launch(ActiveRun* run, Json* doc) EXCLUDES(mutex_);
   Status Finish(ActiveRun* run, Json* doc, JobRunState state, const std::string& error)
       EXCLUDES(mutex_);
+  // Where a visual job without Command.ScriptLocation has its script, as Glue Studio puts it:
+  // s3://aws-glue-assets-<account>-<region>/scripts/<job>.py.
+  std::string DefaultScriptLocation(const std::string& job) const;
+  // A run that generated its script from the job's CodeGenConfigurationNodes (`_og.
+  // generated_script` of `doc`): the script in its folder is written to the job's script
+  // location, unless an object is there already. Failures are logged; the run is not affected.
+  void PublishGeneratedScript(const ActiveRun& run, const Json& doc) EXCLUDES(mutex_);
   // RUNNING or STOPPING: checks the process, enforces the timeout and the stop grace, and
   // finishes the run once its process has ended.
   Status WatchRun(ActiveRun* run) EXCLUDES(mutex_);

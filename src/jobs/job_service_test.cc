@@ -803,5 +803,100 @@ TEST_F(JobServiceTest, FindJobRunGivesEffectiveArguments) {
   EXPECT_FALSE(none->has_value());
 }
 
+// Glue Studio visual jobs (docs/visual-jobs.md): the graph is kept as sent; a run without a
+// script gets the graph in a file of its folder, and the script it generates there is written to
+// the job's script location (Studio's default one here) when the run ends.
+TEST_F(JobServiceTest, AVisualJobWithoutAScriptHandsItsGraphToTheRunAndPublishesTheScript) {
+  Json nodes = Json::parse(R"({"node-1": {"S3CsvSource": {"Name": "in", "Paths": ["s3://b/in/"],
+      "Separator": "comma", "QuoteChar": "quote"}}, "node-2": {"S3DirectTarget": {"Name": "out",
+      "Inputs": ["node-1"], "Path": "s3://b/out/", "Format": "json"}}})");
+  CreateJob("vis", {{"JobMode", "VISUAL"}, {"Command", {{"Name", "glueetl"}}},
+                    {"CodeGenConfigurationNodes", nodes}});
+  auto job = service_->GetJob(Json{{"JobName", "vis"}});
+  ASSERT_TRUE(job.ok());
+  EXPECT_EQ((*job)["Job"]["CodeGenConfigurationNodes"], nodes);
+  EXPECT_EQ((*job)["Job"]["JobMode"], "VISUAL");
+  std::string id = Start("vis");
+  service_->Tick();
+  ASSERT_EQ(State("vis", id), "RUNNING");
+  ASSERT_EQ(launcher_.launched.size(), 1u);
+  const std::string run_dir = dir_ + "/runs/" + id;
+  const std::string location = "s3://aws-glue-assets-000000000000-us-east-1/scripts/vis.py";
+  const auto& env = launcher_.launched[0].env;
+  EXPECT_NE(std::find(env.begin(), env.end(), "OPENGLUE_VISUAL_NODES=" + run_dir + "/visual-nodes.json"),
+            env.end());
+  EXPECT_NE(std::find(env.begin(), env.end(), "OPENGLUE_VISUAL_SCRIPT_LOCATION=" + location), env.end());
+  struct stat st;
+  ASSERT_EQ(stat((run_dir + "/visual-nodes.json").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  std::ifstream nodes_file(run_dir + "/visual-nodes.json");
+  EXPECT_EQ(ParseJson(std::string((std::istreambuf_iterator<char>(nodes_file)), std::istreambuf_iterator<char>())),
+            nodes);
+  std::ifstream argv_file(launcher_.launched[0].argv[4]);
+  Json argv = ParseJson(std::string((std::istreambuf_iterator<char>(argv_file)), std::istreambuf_iterator<char>()));
+  EXPECT_EQ(argv[0], run_dir + "/script/vis.py");
+  // The run writes its script (openglue_runtime.studio_codegen) and ends.
+  std::ofstream(run_dir + "/script/vis.py") << "print('generated')\n";
+  launcher_.Exit(1000, 0);
+  service_->Tick();
+  EXPECT_EQ(State("vis", id), "SUCCEEDED");
+  const std::string published = dir_ + "/s3/aws-glue-assets-000000000000-us-east-1/scripts/vis.py";
+  std::ifstream script(published);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(script)), std::istreambuf_iterator<char>()),
+            "print('generated')\n");
+  // The next run finds the script and runs a copy of it: nothing is generated.
+  std::string next = Start("vis");
+  service_->Tick();
+  ASSERT_EQ(launcher_.launched.size(), 2u);
+  for (const std::string& e : launcher_.launched[1].env) EXPECT_EQ(e.rfind("OPENGLUE_VISUAL_", 0), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/runs/" + next + "/visual-nodes.json"));
+  // UpdateJob replaces the definition: without the graph, a run without a script fails.
+  ASSERT_TRUE(service_->UpdateJob(Json{{"JobName", "vis"}, {"JobUpdate", {{"Role", "local"},
+      {"Command", {{"Name", "glueetl"}}}}}}).ok());
+  job = service_->GetJob(Json{{"JobName", "vis"}});
+  EXPECT_FALSE((*job)["Job"].contains("CodeGenConfigurationNodes"));
+  EXPECT_EQ((*job)["Job"]["JobMode"], "SCRIPT");
+}
+
+TEST_F(JobServiceTest, AGeneratedScriptIsNotPublishedThroughALinkNorOverAnExistingObject) {
+  Json nodes = Json::parse(R"({"node-1": {"S3ParquetSource": {"Name": "in", "Paths": ["s3://b/in/"]}}})");
+  std::filesystem::create_directories(dir_ + "/s3/assets");
+  CreateJob("linked", {{"Command", {{"Name", "glueetl"}, {"ScriptLocation", "s3://assets/linked.py"}}},
+                       {"CodeGenConfigurationNodes", nodes}});
+  CreateJob("raced", {{"Command", {{"Name", "glueetl"}, {"ScriptLocation", "s3://assets/raced.py"}}},
+                      {"CodeGenConfigurationNodes", nodes}});
+  std::string linked = Start("linked");
+  std::string raced = Start("raced");
+  service_->Tick();
+  ASSERT_EQ(launcher_.launched.size(), 2u);
+  // A run that links its script to a file it may not read gets nothing published.
+  std::ofstream(dir_ + "/secret.txt") << "server secret\n";
+  std::filesystem::create_symlink(dir_ + "/secret.txt", dir_ + "/runs/" + linked + "/script/linked.py");
+  // An object that appeared while the other run ran is kept.
+  std::ofstream(dir_ + "/runs/" + raced + "/script/raced.py") << "print('generated')\n";
+  std::ofstream(dir_ + "/s3/assets/raced.py") << "print('by hand')\n";
+  launcher_.ExitAll(0);
+  service_->Tick();
+  EXPECT_EQ(State("linked", linked), "SUCCEEDED");
+  EXPECT_EQ(State("raced", raced), "SUCCEEDED");
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/s3/assets/linked.py"));
+  std::ifstream kept(dir_ + "/s3/assets/raced.py");
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(kept)), std::istreambuf_iterator<char>()),
+            "print('by hand')\n");
+}
+
+TEST_F(JobServiceTest, AVisualJobWithALocalScriptPathIsNotGenerated) {
+  Json nodes = Json::parse(R"({"node-1": {"S3ParquetSource": {"Name": "in", "Paths": ["s3://b/in/"]}}})");
+  CreateJob("local", {{"Command", {{"Name", "glueetl"}, {"ScriptLocation", dir_ + "/none.py"}}},
+                      {"CodeGenConfigurationNodes", nodes}});
+  std::string id = Start("local");
+  service_->Tick();
+  Json run = Run("local", id);
+  EXPECT_EQ(run["JobRunState"], "FAILED");
+  EXPECT_NE(run["ErrorMessage"].get<std::string>().find("generated only for an s3:// ScriptLocation"),
+            std::string::npos);
+  EXPECT_TRUE(launcher_.launched.empty());
+}
+
 }  // namespace
 }  // namespace openglue::jobs

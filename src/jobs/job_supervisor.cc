@@ -3,9 +3,69 @@
 #include "jobs/job_service_internal.h"
 #include "jobs/module_environments.h"
 
+#include <sys/stat.h>
+
 namespace openglue::jobs {
 
+std::string JobService::DefaultScriptLocation(const std::string& job) const {
+  return "s3://aws-glue-assets-" + options_.account_id + "-" + options_.region + "/scripts/" + job + ".py";
+}
+
+void JobService::PublishGeneratedScript(const ActiveRun& run, const Json& doc) {
+  const Json& generated = GetObject(GetObject(doc, "_og"), "generated_script");
+  std::string location = GetString(generated, "location");
+  std::string file = GetString(generated, "file");
+  if (location.empty() || file.empty() || file.find('/') != std::string::npos || file == "." || file == "..")
+    return;
+  Result<storage::Location> target = storage::ParseLocation(location);
+  if (!target.ok() || target->scheme != storage::LocationScheme::kObject) return;
+  // The run's folder belongs to the run's user: each step is opened without following links,
+  // so the run cannot make the server read a file of its own choosing.
+  std::string dir = RunDir(run.run_id);
+  int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dir_fd < 0) return;
+  int script_fd = ::openat(dir_fd, "script", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  ::close(dir_fd);
+  if (script_fd < 0) return;
+  int fd = ::openat(script_fd, file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  ::close(script_fd);
+  if (fd < 0) return;  // generation failed: nothing to write
+  constexpr off_t kMaxScriptBytes = 16 << 20;
+  struct stat st;
+  std::string text;
+  bool readable = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= kMaxScriptBytes;
+  if (readable) {
+    text.resize(static_cast<size_t>(st.st_size));
+    size_t done = 0;
+    while (done < text.size()) {
+      ssize_t n = ::read(fd, text.data() + done, text.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    text.resize(done);
+  }
+  ::close(fd);
+  if (!readable || text.empty()) return;
+  // A script put there meanwhile (by the user, or by another run) is never replaced.
+  Result<storage::ObjectInfo> existing = objects_->Stat(target->bucket, target->key);
+  if (existing.ok()) return;
+  Status written = objects_->Write(target->bucket, target->key, text);
+  if (written.code() == StatusCode::kEntityNotFound) {
+    Status bucket = objects_->CreateBucket(target->bucket);
+    written = bucket.ok() ? objects_->Write(target->bucket, target->key, text) : bucket;
+  }
+  if (written.ok())
+    OG_LOG(kInfo, "job " << run.job << " run " << run.run_id
+                         << ": script generated from CodeGenConfigurationNodes written to " << location);
+  else
+    OG_LOG(kWarn, "job " << run.job << " run " << run.run_id << ": the script generated from "
+                         << "CodeGenConfigurationNodes could not be written to " << location << ": "
+                         << written.message());
+}
+
 Status JobService::Finish(ActiveRun* run, Json* doc, JobRunState state, const std::string& error) {
+  PublishGeneratedScript(*run, *doc);
   double now = clock_->NowSeconds();
   (*doc)["JobRunState"] = StateName(state);
   (*doc)["LastModifiedOn"] = now;
