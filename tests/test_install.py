@@ -26,7 +26,7 @@ def pinned(path):
 def third_party_imports(folder, skip=()):
     """Top-level modules imported by the .py files under folder (but those under the folders
     `skip`), minus the standard library and the project's own modules."""
-    own = {"awsglue", "openglue_runtime", "conftest", "jobkit", "wire", "benchlib", "job_access",
+    own = {"awsglue", "awsgluedq", "openglue_runtime", "conftest", "jobkit", "wire", "benchlib", "job_access",
            # The pyspark stand-in (python/shims, installed as openglue_standin) imports itself.
            "pyspark", "openglue_standin"}
     # pip: every venv's installer, not a pin (openglue_runtime.python_modules falls back to its

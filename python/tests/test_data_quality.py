@@ -337,3 +337,26 @@ def test_a_recommended_ruleset_holds_on_the_rows_it_was_made_from(ctx, dyf):
     assert 'ColumnValues "name" in ["", "alice", "bob", "carol"]' in rules
     got = outcomes(dyf, text)
     assert {r["Outcome"] for r in got.values()} == {"Passed"}, got
+
+
+# ---------------------------------------------------------------------------- dynamic rules
+
+def test_dynamic_rules_and_anomalies_compare_with_the_history():
+    import pyarrow as pa
+    from openglue_runtime.quality import evaluate as ev
+    backend = ev.DuckDBBackend(pa.table({"x": [1, 2, 3, 4, 5]}))
+    rules = ['RowCount > avg(last(2)) * 0.5', 'RowCount < min(last(3))', 'Mean "x" <= max(last(1)) + 1',
+             'DetectAnomalies "RowCount"', 'RowCount = last(1)']
+    ruleset = "Rules = [ " + ", ".join(rules) + " ]"
+    history = {rules[0]: [4.0, 6.0, 100.0], rules[1]: [9.0, 7.0, 8.0], rules[2]: [2.0],
+               rules[3]: [100.0, 101.0, 99.0, 100.0]}
+    got = {o.rule: o for o in ev.evaluate(backend, ruleset, history=history)[0].outcomes}
+    assert got[rules[0]].outcome == "Passed"       # 5 > (4 + 6) / 2 * 0.5
+    assert got[rules[1]].outcome == "Passed"       # 5 < 7
+    assert got[rules[2]].outcome == "Passed"       # mean 3 <= 2 + 1
+    assert got[rules[3]].outcome == "Failed"       # 5 rows against ~100: an anomaly
+    assert got[rules[4]].outcome == "Error"
+    assert "no history" in got[rules[4]].failure_reason
+    calm = {rules[3]: [5.0, 5.0, 6.0, 4.0]}
+    again = {o.rule: o for o in ev.evaluate(backend, ruleset, history=calm)[0].outcomes}
+    assert again[rules[3]].outcome == "Passed"

@@ -343,7 +343,17 @@ def _number(ctx: _Context, expr, rule: Rule) -> Optional[float]:
             raise RuleError("division by zero in the rule's expression")
         return left / right
     if isinstance(expr, Func):
-        return _function(ctx, expr, rule)
+        value = _function(ctx, expr, rule)
+        if isinstance(value, list):         # last(k) where a number is wanted
+            if not value:
+                raise RuleError(f"{expr.name}(): there is no history of this rule's metric yet "
+                                "(dynamic rules compare with earlier runs of the same "
+                                "evaluation context)")
+            if len(value) > 1:
+                raise RuleError(f"{expr.name}() gives {len(value)} values here: wrap it in avg(), "
+                                "min(), max(), sum(), median() or std()")
+            return value[0]
+        return value
     if isinstance(expr, Str):
         try:
             return float(expr.value)
@@ -602,7 +612,10 @@ def _plan_rule(ctx: _Context, rule: Rule) -> _Plan:
         plan = _compliance_plan(ctx, rule, f"{c} IS NOT NULL", f"Column.{p[0]}.Completeness")
         if t == "Completeness":
             base = plan.finish
-            plan.finish = lambda: (base()[0], base()[1], rule.condition)
+            def finish(base=base):
+                metrics, value, _ = base()
+                return metrics, value, rule.condition
+            plan.finish = finish
         return plan
     if t in ("ColumnValues", "ColumnLength", "DataFreshness", "ColumnDataType"):
         c = ctx.col(p[0])
@@ -610,10 +623,9 @@ def _plan_rule(ctx: _Context, rule: Rule) -> _Plan:
         if t == "ColumnValues":
             pred = _predicate(ctx, c, rule.condition, col_type, rule)
             extra = {}
-            if col_type in _NUMERIC or col_type in ("DATE", "TIMESTAMP"):
-                extra = {f"Column.{p[0]}.Maximum": ctx.agg(f"max({c}) FILTER (WHERE {w})") if col_type in _NUMERIC else None,
-                         f"Column.{p[0]}.Minimum": ctx.agg(f"min({c}) FILTER (WHERE {w})") if col_type in _NUMERIC else None}
-                extra = {k: v for k, v in extra.items() if v}
+            if col_type in _NUMERIC:
+                extra = {f"Column.{p[0]}.Maximum": ctx.agg(f"max({c}) FILTER (WHERE {w})"),
+                         f"Column.{p[0]}.Minimum": ctx.agg(f"min({c}) FILTER (WHERE {w})")}
             return _compliance_plan(ctx, rule, pred, f"Column.{p[0]}.ColumnValues.Compliance", extra)
         if t == "ColumnLength":
             length = ctx.d.length(c)
