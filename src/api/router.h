@@ -105,9 +105,12 @@ class Router {
 
   const ServiceModel* model_;
   const ServiceModel* logs_model_;
+  // A handler that returns its response body already serialized (as DumpJson would).
+  using SerializedHandler = std::function<Result<std::string>(const Json& request)>;
   struct GlueOperation {
     PrincipalHandler handler;
     bool extension = false;  // not in the model: not validated against it
+    SerializedHandler serialized;  // when set, used instead of `handler`
   };
   std::map<std::string, GlueOperation> glue_;
   std::map<std::string, Handler> logs_;

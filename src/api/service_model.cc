@@ -120,10 +120,13 @@ class Validator {
       if (shape.value("document", false)) return Status::OK();
       if (!value->is_object()) return TypeError(path, "an object", *value);
       const Json& members = shape["members"];
-      for (const Json& required : shape.value("required", Json::array())) {
-        const std::string name = required.get<std::string>();
-        if (!value->contains(name) || (*value)[name].is_null())
-          Violation("null", Join(path, name), "Member must not be null");
+      if (auto required = shape.find("required"); required != shape.end()) {
+        for (const Json& member : *required) {
+          const std::string& name = member.get_ref<const std::string&>();
+          auto present = value->find(name);
+          if (present == value->end() || present->is_null())
+            Violation("null", Join(path, name), "Member must not be null");
+        }
       }
       // Members the model does not know are dropped, as AWS does, so the catalog never
       // stores them (it copies nested structures such as StorageDescriptor whole). A member
@@ -138,7 +141,8 @@ class Validator {
         auto m = members.find(name);
         if (m == members.end()) continue;
         if (!member.is_null()) ++set_members;
-        OG_RETURN_NOT_OK(Check((*m)["shape"].get<std::string>(), &member, Join(path, name), depth + 1));
+        OG_RETURN_NOT_OK(Check((*m)["shape"].get_ref<const std::string&>(), &member,
+                               Join(path, name), depth + 1));
       }
       if (shape.value("union", false) && set_members != 1)
         Violation(Shown(*value), path.empty() ? "request" : path,
@@ -148,7 +152,7 @@ class Validator {
     if (type == "list") {
       if (!value->is_array()) return TypeError(path, "a list", *value);
       CheckSize(shape, value->size(), *value, path);
-      const std::string member_shape = shape["member"]["shape"];
+      const std::string& member_shape = shape["member"]["shape"].get_ref<const std::string&>();
       size_t i = 0;
       for (Json& element : *value) {
         ++i;

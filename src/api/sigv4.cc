@@ -2,11 +2,11 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <initializer_list>
 #include <optional>
 
 #include "common/strings.h"
@@ -45,22 +45,69 @@ Status Invalid(std::string message) {
 // ---- Crypto (OpenSSL 3) ----------------------------------------------------------------------
 
 using Digest = std::array<unsigned char, 32>;
+constexpr size_t kShaBlock = 64;  // SHA-256's block size, HMAC's key block
 
-bool Sha256(std::string_view data, Digest* out) {
-  unsigned int len = 0;
-  return EVP_Digest(data.data(), data.size(), out->data(), &len, EVP_sha256(), nullptr) == 1 &&
-         len == out->size();
+// SHA-256, fetched from the default provider once: EVP_sha256() makes every digest operation
+// fetch the algorithm again (OpenSSL 3), which is a measurable share of a request's CPU. If the
+// fetch fails (no default provider), the legacy handle still works.
+const EVP_MD* Sha256Algorithm() {
+  static const EVP_MD* const kMd = [] {
+    EVP_MD* fetched = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+    return fetched != nullptr ? static_cast<const EVP_MD*>(fetched) : EVP_sha256();
+  }();
+  return kMd;
 }
 
-bool HmacSha256(const unsigned char* key, size_t key_len, std::string_view data, Digest* out) {
+// One digest context per thread, reused (re-initialized) by every digest the thread computes.
+EVP_MD_CTX* ThreadDigestContext() {
+  struct Holder {
+    EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+    ~Holder() { EVP_MD_CTX_free(ctx); }
+  };
+  thread_local Holder holder;
+  return holder.ctx;
+}
+
+// SHA-256 of the concatenation of `parts`.
+bool Sha256Parts(std::initializer_list<std::string_view> parts, Digest* out) {
+  EVP_MD_CTX* ctx = ThreadDigestContext();
+  if (ctx == nullptr || EVP_DigestInit_ex2(ctx, Sha256Algorithm(), nullptr) != 1) return false;
+  for (std::string_view part : parts) {
+    if (EVP_DigestUpdate(ctx, part.data(), part.size()) != 1) return false;
+  }
   unsigned int len = 0;
-  // HMAC() rejects a null key pointer even with length 0; the secret may be empty.
-  static const unsigned char kEmpty = 0;
-  if (key_len == 0) key = &kEmpty;
-  return HMAC(EVP_sha256(), key, static_cast<int>(key_len),
-              reinterpret_cast<const unsigned char*>(data.data()), data.size(), out->data(),
-              &len) != nullptr &&
-         len == out->size();
+  return EVP_DigestFinal_ex(ctx, out->data(), &len) == 1 && len == out->size();
+}
+
+bool Sha256(std::string_view data, Digest* out) { return Sha256Parts({data}, out); }
+
+// HMAC-SHA256 (RFC 2104) over the fetched SHA-256: H((K ^ opad) || H((K ^ ipad) || data)),
+// K the key zero-padded to the block size (hashed first if longer). The padded keys are wiped.
+bool HmacSha256(const unsigned char* key, size_t key_len, std::string_view data, Digest* out) {
+  std::array<unsigned char, kShaBlock> block{};
+  if (key_len > kShaBlock) {
+    Digest hashed;
+    if (!Sha256(std::string_view(reinterpret_cast<const char*>(key), key_len), &hashed))
+      return false;
+    std::copy(hashed.begin(), hashed.end(), block.begin());
+    OPENSSL_cleanse(hashed.data(), hashed.size());
+  } else if (key_len > 0) {
+    std::copy(key, key + key_len, block.begin());
+  }
+  std::array<unsigned char, kShaBlock> ipad, opad;
+  for (size_t i = 0; i < kShaBlock; ++i) {
+    ipad[i] = static_cast<unsigned char>(block[i] ^ 0x36);
+    opad[i] = static_cast<unsigned char>(block[i] ^ 0x5c);
+  }
+  auto chars = [](const auto& bytes) {
+    return std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  };
+  Digest inner;
+  bool ok = Sha256Parts({chars(ipad), data}, &inner) && Sha256Parts({chars(opad), chars(inner)}, out);
+  OPENSSL_cleanse(block.data(), block.size());
+  OPENSSL_cleanse(ipad.data(), ipad.size());
+  OPENSSL_cleanse(opad.data(), opad.size());
+  return ok;
 }
 
 std::string_view AsChars(const Digest& d) {
@@ -328,6 +375,23 @@ std::string FormatIsoBasic(int64_t epoch_seconds) {
   sys_days day = floor<days>(tp);
   year_month_day ymd{day};
   hh_mm_ss<seconds> hms{tp - day};
+  int year = static_cast<int>(ymd.year());
+  if (year >= 0 && year <= 9999) {
+    // What the snprintf below writes, without its cost (this runs twice per request).
+    char out[16];
+    auto put = [&out](int at, unsigned value, int digits) {
+      for (int i = digits - 1; i >= 0; --i, value /= 10) out[at + i] = static_cast<char>('0' + value % 10);
+    };
+    put(0, static_cast<unsigned>(year), 4);
+    put(4, static_cast<unsigned>(ymd.month()), 2);
+    put(6, static_cast<unsigned>(ymd.day()), 2);
+    out[8] = 'T';
+    put(9, static_cast<unsigned>(hms.hours().count()), 2);
+    put(11, static_cast<unsigned>(hms.minutes().count()), 2);
+    put(13, static_cast<unsigned>(hms.seconds().count()), 2);
+    out[15] = 'Z';
+    return std::string(out, sizeof(out));
+  }
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%04d%02u%02uT%02d%02d%02dZ", static_cast<int>(ymd.year()),
                 static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),

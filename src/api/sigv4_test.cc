@@ -324,6 +324,27 @@ TEST_F(SigV4Test, AcceptsGlueRequest) {
   ASSERT_TRUE(result.ok()) << result.status().ToString();
 }
 
+// The verifier's HMAC is RFC 2104 over SHA-256; a key longer than the 64-byte block ("AWS4" +
+// a long secret) is hashed first, and an empty secret works too. The test signer uses OpenSSL's
+// HMAC(), so these compare the two.
+TEST_F(SigV4Test, SecretsLongerThanTheHmacBlockAndEmptyOnesVerify) {
+  for (std::string secret : {std::string(), std::string(60, 'k'), std::string(61, 'k'),
+                             std::string(200, 's')}) {
+    SigV4Verifier verifier({{"AKLONG", secret}}, &clock_, kSkew);
+    SignOptions o;
+    o.access_key = "AKLONG";
+    o.secret = secret;
+    Request r = GlueRequest();
+    Sign(&r, o);
+    Result<std::string> result = verifier.Verify(r.View());
+    EXPECT_TRUE(result.ok()) << secret.size() << ": " << result.status().ToString();
+    o.secret = secret + "x";
+    Sign(&r, o);
+    EXPECT_EQ(verifier.Verify(r.View()).status().code(), StatusCode::kInvalidSignature)
+        << secret.size();
+  }
+}
+
 TEST_F(SigV4Test, HeaderNamesAreCaseInsensitive) {
   Request r = GlueRequest();
   for (auto& [k, v] : r.headers) k = k == "Authorization" ? "authorization" : ToLower(k);

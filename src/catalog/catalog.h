@@ -29,7 +29,9 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -38,6 +40,7 @@
 #include "common/json.h"
 #include "common/random.h"
 #include "common/status.h"
+#include "common/thread_annotations.h"
 #include "resource/tags.h"
 #include "store/metadata_store.h"
 
@@ -51,6 +54,32 @@ struct CatalogOptions {
   const ConnectionCipher* connection_cipher = nullptr;
   // Nonces for the cipher (borrowed, thread-safe). Null: the system CSPRNG.
   Random* random = nullptr;
+};
+
+// Serialized response bodies, each remembered together with the stored document it was made
+// from and returned only for that same document (byte for byte), so a hit is exactly what
+// parsing and serializing the document again would give, and a changed document is a miss.
+// Bounded: an entry over kMaxEntryBytes is not kept, and the whole cache is cleared when it
+// would grow past kMaxBytes. Thread-safe.
+class SerializedResponseCache {
+ public:
+  static constexpr size_t kMaxEntryBytes = 256 << 10;
+  static constexpr size_t kMaxBytes = 16 << 20;
+
+  // The body remembered under `key` if it was made from `doc`.
+  std::optional<std::string> Find(const std::string& key, const std::string& doc)
+      EXCLUDES(mutex_);
+  // Remembers `body`, made from `doc`, under `key` (replacing what was there).
+  void Put(const std::string& key, std::string doc, std::string body) EXCLUDES(mutex_);
+
+ private:
+  struct Entry {
+    std::string doc;
+    std::string body;
+  };
+  Mutex mutex_;
+  std::unordered_map<std::string, Entry> entries_ GUARDED_BY(mutex_);
+  size_t bytes_ GUARDED_BY(mutex_) = 0;  // keys, documents and bodies held
 };
 
 // True for the ConnectionProperties keys whose values are secrets: sealed at rest and left
@@ -76,6 +105,10 @@ class Catalog {
   // Tables and their versions
   Result<Json> CreateTable(const Json& request);
   Result<Json> GetTable(const Json& request);
+  // GetTable's response, serialized: the same bytes as DumpJson(*GetTable(request)) and the
+  // same errors, without parsing and re-serializing a table document that has not changed
+  // since it was last served (SerializedResponseCache).
+  Result<std::string> GetTableResponse(const Json& request);
   Result<Json> GetTables(const Json& request);
   Result<Json> UpdateTable(const Json& request);
   Result<Json> DeleteTable(const Json& request);
@@ -146,6 +179,7 @@ class Catalog {
   const Clock* clock_;
   CatalogOptions options_;
   SystemRandom system_random_;
+  SerializedResponseCache table_responses_;  // GetTableResponse's, keyed by the table's store key
 };
 
 // Makes the catalog's resources taggable through `tags` (resource::TagService serves

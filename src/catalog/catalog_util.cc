@@ -54,15 +54,46 @@ Result<Json> LoadDatabase(store::Transaction* txn, const std::string& catalog_id
   return ParseDoc(*doc);
 }
 
-Result<Json> LoadTable(store::Transaction* txn, const std::string& catalog_id,
-                       const std::string& database, const std::string& table) {
+Result<std::string> LoadTableDocument(store::Transaction* txn, const std::string& catalog_id,
+                                      const std::string& database, const std::string& table) {
   OG_ASSIGN_OR_RETURN(auto doc, txn->Get(kTable, store::MakeKey({catalog_id, database, table})));
   if (!doc) {
     OG_ASSIGN_OR_RETURN(auto db, txn->Get(kDatabase, store::MakeKey({catalog_id, database})));
     if (!db) return Status::EntityNotFound("Database " + database + " not found.");
     return Status::EntityNotFound("Table " + table + " not found.");
   }
-  return ParseDoc(*doc);
+  return std::move(*doc);
+}
+
+Result<Json> LoadTable(store::Transaction* txn, const std::string& catalog_id,
+                       const std::string& database, const std::string& table) {
+  OG_ASSIGN_OR_RETURN(std::string doc, LoadTableDocument(txn, catalog_id, database, table));
+  return ParseDoc(doc);
+}
+
+std::optional<std::string> SerializedResponseCache::Find(const std::string& key,
+                                                         const std::string& doc) {
+  MutexLock lock(&mutex_);
+  auto it = entries_.find(key);
+  if (it == entries_.end() || it->second.doc != doc) return std::nullopt;
+  return it->second.body;
+}
+
+void SerializedResponseCache::Put(const std::string& key, std::string doc, std::string body) {
+  size_t size = key.size() + doc.size() + body.size();
+  if (size > kMaxEntryBytes) return;
+  MutexLock lock(&mutex_);
+  auto it = entries_.find(key);
+  if (it != entries_.end()) {
+    bytes_ -= it->first.size() + it->second.doc.size() + it->second.body.size();
+    entries_.erase(it);
+  }
+  if (bytes_ + size > kMaxBytes) {
+    entries_.clear();
+    bytes_ = 0;
+  }
+  entries_.emplace(key, Entry{std::move(doc), std::move(body)});
+  bytes_ += size;
 }
 
 // Glue's name pattern dialect on RE2, a linear-time engine: a client's pattern can cost at

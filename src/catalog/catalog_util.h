@@ -59,6 +59,10 @@ Result<Json> ParseDoc(const std::string& doc);
 // Loads the database; EntityNotFound "Database <name> not found." when absent.
 Result<Json> LoadDatabase(store::Transaction* txn, const std::string& catalog_id,
                           const std::string& database);
+// The table's stored document, unparsed; EntityNotFound naming what is missing (the database
+// or the table).
+Result<std::string> LoadTableDocument(store::Transaction* txn, const std::string& catalog_id,
+                                      const std::string& database, const std::string& table);
 // Loads the table; EntityNotFound naming what is missing (the database or the table).
 Result<Json> LoadTable(store::Transaction* txn, const std::string& catalog_id,
                        const std::string& database, const std::string& table);

@@ -138,6 +138,23 @@ Result<Json> Catalog::GetTable(const Json& request) {
   return Json{{"Table", std::move(table)}};
 }
 
+Result<std::string> Catalog::GetTableResponse(const Json& request) {
+  std::string catalog_id = GetString(request, "CatalogId", options_.account_id);
+  std::string database = GetName(request, "DatabaseName");
+  std::string name = GetName(request, "Name");
+  std::string doc;
+  {
+    OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+    OG_ASSIGN_OR_RETURN(doc, LoadTableDocument(txn.get(), catalog_id, database, name));
+  }
+  std::string key = store::MakeKey({catalog_id, database, name});
+  if (std::optional<std::string> body = table_responses_.Find(key, doc)) return std::move(*body);
+  OG_ASSIGN_OR_RETURN(Json table, ParseDoc(doc));
+  std::string body = DumpJson(Json{{"Table", std::move(table)}});
+  table_responses_.Put(key, std::move(doc), body);
+  return body;
+}
+
 Result<Json> Catalog::GetTables(const Json& request) {
   std::string catalog_id = GetString(request, "CatalogId", options_.account_id);
   std::string database = GetName(request, "DatabaseName");

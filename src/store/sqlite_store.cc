@@ -84,15 +84,15 @@ void Close(sqlite3* db) {
   sqlite3_close(db);
 }
 
+StatementCache* CacheOf(sqlite3* db) {
+  std::lock_guard<std::mutex> lock(g_cache_mutex);
+  return g_caches[db].get();
+}
+
 // A prepared statement from the connection's cache, reset and unbound on scope exit.
 class Stmt {
  public:
-  static Result<Stmt> Prepare(sqlite3* db, const std::string& sql) {
-    StatementCache* cache;
-    {
-      std::lock_guard<std::mutex> lock(g_cache_mutex);
-      cache = g_caches[db].get();
-    }
+  static Result<Stmt> Prepare(sqlite3* db, StatementCache* cache, const std::string& sql) {
     auto it = cache->statements.find(sql);
     if (it == cache->statements.end()) {
       sqlite3_stmt* stmt = nullptr;
@@ -132,6 +132,17 @@ class Stmt {
   sqlite3_stmt* stmt_;
 };
 
+// Runs one statement without results (BEGIN, COMMIT, ROLLBACK) as a prepared statement from
+// the connection's cache: what sqlite3_exec does, without parsing the SQL on every call.
+Status ExecCached(sqlite3* db, StatementCache* cache, const std::string& sql) {
+  Result<Stmt> stmt = Stmt::Prepare(db, cache, sql);
+  if (!stmt.ok()) return Status::Internal("sqlite: " + sql + ": " + sqlite3_errmsg(db));
+  int rc = stmt->Step();
+  if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+    return Status::Internal("sqlite: " + sql + ": " + sqlite3_errmsg(db));
+  return Status::OK();
+}
+
 // The smallest string greater than every string starting with `prefix`, or "" if none.
 std::string PrefixEnd(std::string prefix) {
   while (!prefix.empty()) {
@@ -150,18 +161,19 @@ std::string PrefixEnd(std::string prefix) {
 class SqliteTransaction : public Transaction {
  public:
   SqliteTransaction(SqliteStore* store, sqlite3* db, bool writer)
-      : store_(store), db_(db), writer_(writer) {}
+      : store_(store), db_(db), cache_(CacheOf(db)), writer_(writer) {}
 
   ~SqliteTransaction() override {
-    if (!finished_) (void)Exec(db_, "ROLLBACK");
+    if (!finished_) (void)ExecCached(db_, cache_, kRollback);
     Release();
   }
 
-  Status Begin() { return Exec(db_, writer_ ? "BEGIN IMMEDIATE" : "BEGIN"); }
+  Status Begin() { return ExecCached(db_, cache_, writer_ ? kBeginImmediate : kBegin); }
 
   Result<std::optional<std::string>> Get(std::string_view kind, std::string_view key) override {
     if (finished_) return Status::Internal("read after the transaction finished");
-    OG_ASSIGN_OR_RETURN(Stmt stmt, Stmt::Prepare(db_, "SELECT doc FROM objects WHERE kind=? AND key=?"));
+    static const std::string kGet = "SELECT doc FROM objects WHERE kind=? AND key=?";
+    OG_ASSIGN_OR_RETURN(Stmt stmt, Stmt::Prepare(db_, cache_, kGet));
     stmt.BindText(1, kind);
     stmt.Bind(2, key);
     int rc = stmt.Step();
@@ -173,7 +185,7 @@ class SqliteTransaction : public Transaction {
   Status Put(std::string_view kind, std::string_view key, std::string_view doc) override {
     OG_RETURN_NOT_OK(CheckWriter());
     OG_ASSIGN_OR_RETURN(Stmt stmt,
-                     Stmt::Prepare(db_, "INSERT OR REPLACE INTO objects(kind,key,doc) VALUES(?,?,?)"));
+                     Stmt::Prepare(db_, cache_, "INSERT OR REPLACE INTO objects(kind,key,doc) VALUES(?,?,?)"));
     stmt.BindText(1, kind);
     stmt.Bind(2, key);
     stmt.Bind(3, doc);
@@ -184,7 +196,7 @@ class SqliteTransaction : public Transaction {
   Status Insert(std::string_view kind, std::string_view key, std::string_view doc) override {
     OG_RETURN_NOT_OK(CheckWriter());
     OG_ASSIGN_OR_RETURN(Stmt stmt,
-                     Stmt::Prepare(db_, "INSERT OR IGNORE INTO objects(kind,key,doc) VALUES(?,?,?)"));
+                     Stmt::Prepare(db_, cache_, "INSERT OR IGNORE INTO objects(kind,key,doc) VALUES(?,?,?)"));
     stmt.BindText(1, kind);
     stmt.Bind(2, key);
     stmt.Bind(3, doc);
@@ -195,7 +207,7 @@ class SqliteTransaction : public Transaction {
 
   Result<bool> Delete(std::string_view kind, std::string_view key) override {
     OG_RETURN_NOT_OK(CheckWriter());
-    OG_ASSIGN_OR_RETURN(Stmt stmt, Stmt::Prepare(db_, "DELETE FROM objects WHERE kind=? AND key=?"));
+    OG_ASSIGN_OR_RETURN(Stmt stmt, Stmt::Prepare(db_, cache_, "DELETE FROM objects WHERE kind=? AND key=?"));
     stmt.BindText(1, kind);
     stmt.Bind(2, key);
     if (stmt.Step() != SQLITE_DONE) return SqlError(db_, "delete");
@@ -207,7 +219,7 @@ class SqliteTransaction : public Transaction {
     std::string end = PrefixEnd(std::string(prefix));
     std::string sql = "DELETE FROM objects WHERE kind=? AND key>=?";
     if (!end.empty()) sql += " AND key<?";
-    OG_ASSIGN_OR_RETURN(Stmt stmt, Stmt::Prepare(db_, sql));
+    OG_ASSIGN_OR_RETURN(Stmt stmt, Stmt::Prepare(db_, cache_, sql));
     stmt.BindText(1, kind);
     stmt.Bind(2, prefix);
     if (!end.empty()) stmt.Bind(3, end);
@@ -229,7 +241,7 @@ class SqliteTransaction : public Transaction {
     sql += strict ? " AND key>?2" : " AND key>=?2";
     if (!end.empty()) sql += " AND key<?3";
     sql += " ORDER BY key LIMIT ?4";
-    OG_ASSIGN_OR_RETURN(Stmt stmt, Stmt::Prepare(db_, sql));
+    OG_ASSIGN_OR_RETURN(Stmt stmt, Stmt::Prepare(db_, cache_, sql));
     stmt.BindText(1, kind);
     stmt.Bind(2, lower);
     if (!end.empty()) stmt.Bind(3, end);
@@ -252,7 +264,7 @@ class SqliteTransaction : public Transaction {
     std::string end = PrefixEnd(std::string(prefix));
     std::string sql = "SELECT count(*) FROM objects WHERE kind=? AND key>=?";
     if (!end.empty()) sql += " AND key<?";
-    OG_ASSIGN_OR_RETURN(Stmt stmt, Stmt::Prepare(db_, sql));
+    OG_ASSIGN_OR_RETURN(Stmt stmt, Stmt::Prepare(db_, cache_, sql));
     stmt.BindText(1, kind);
     stmt.Bind(2, prefix);
     if (!end.empty()) stmt.Bind(3, end);
@@ -263,8 +275,8 @@ class SqliteTransaction : public Transaction {
   Status Commit() override {
     if (finished_) return Status::Internal("transaction already finished");
     finished_ = true;
-    Status st = Exec(db_, "COMMIT");
-    if (!st.ok()) (void)Exec(db_, "ROLLBACK");
+    Status st = ExecCached(db_, cache_, kCommit);
+    if (!st.ok()) (void)ExecCached(db_, cache_, kRollback);
     // The next writer may start as soon as this one is durable, even while this object lives.
     Release();
     return st;
@@ -285,8 +297,14 @@ class SqliteTransaction : public Transaction {
     else store_->ReleaseReader(db_);
   }
 
+  static inline const std::string kBegin = "BEGIN";
+  static inline const std::string kBeginImmediate = "BEGIN IMMEDIATE";
+  static inline const std::string kCommit = "COMMIT";
+  static inline const std::string kRollback = "ROLLBACK";
+
   SqliteStore* store_;
   sqlite3* db_;
+  StatementCache* cache_;  // db_'s prepared statements; db_ is this transaction's alone
   bool writer_;
   bool finished_ = false;
   bool released_ = false;
