@@ -51,7 +51,7 @@ comma := ,
 export PATH := $(VENV)/bin:$(PATH)
 export VIRTUAL_ENV := $(VENV)
 
-.PHONY: all deps build test unit-test e2e-test demo demo-workflow bench bench-deps bench-jobs bench-schedule bench-etl bench-bookmarks bench-dq docs clean help \
+.PHONY: all deps build test unit-test e2e-test demo demo-workflow bench bench-deps bench-jobs bench-schedule bench-etl bench-bookmarks bench-dq bench-dq-peers docs clean help \
         sanitize tsan tsan-build analyze fuzz fuzz-build kill9 ci clients clients-deps airflow
 
 all: build
@@ -66,6 +66,7 @@ help:
 	@echo "make bench-etl   run the ETL benchmark: 2 GB CSV -> partitioned Parquet, OpenGlue next to pyarrow, DuckDB and Spark local"
 	@echo "make bench-bookmarks  run the bookmarks benchmark: incremental vs full run over 100,000 processed objects"
 	@echo "make bench-dq    run the data-quality benchmark: a 20-rule DQDL ruleset over 14 M orders"
+	@echo "make bench-dq-peers  the same rules in Soda Core and Great Expectations, next to OpenGlue's"
 	@echo "make sanitize    clang ASan+UBSan build (also the -Wthread-safety check), run the unit tests"
 	@echo "make tsan        clang ThreadSanitizer build, run the unit tests"
 	@echo "make fuzz FUZZ_SECONDS=60  build the libFuzzer targets, run each from its corpus"
@@ -165,6 +166,13 @@ bench-bookmarks: build
 # BENCH_DQ_ARGS: e.g. --quick, --rows 2000000 (python3 bench/dq/run.py --help)
 bench-dq: build
 	@$(PYTHON) bench/dq/run.py $(BENCH_DQ_ARGS)
+
+# The peers (Soda Core, Great Expectations) in a venv of their own: bench/dq/requirements-peers.txt
+DQ_PEERS_VENV ?= $(BUILD)/venv-dq-peers
+bench-dq-peers: build
+	@[ -x $(DQ_PEERS_VENV)/bin/python3 ] || $(SYSTEM_PYTHON) -m venv $(DQ_PEERS_VENV)
+	@$(DQ_PEERS_VENV)/bin/python3 -m pip install -q --disable-pip-version-check -r bench/dq/requirements-peers.txt
+	@$(DQ_PEERS_VENV)/bin/python3 bench/dq/peers.py $(BENCH_DQ_ARGS)
 
 docs: build
 	@$(PYTHON) tools/compatibility.py $(BUILD)/openglue

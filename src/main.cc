@@ -761,8 +761,18 @@ int Serve(int argc, char** argv) {
     return schedule::WorkflowExists(txn, arn.resource);
   });
   // Data quality: rulesets, and the results job runs publish (each as its own run).
-  auto quality_service = quality::QualityService::Make(store->get(), &clock, &random,
-                                                       {config.region, config.account_id});
+  // Evaluation and recommendation runs are module runs of the job service
+  // (openglue_runtime.quality.run); their tables must exist in the catalog when they start.
+  quality::QualityOptions quality_options;
+  quality_options.region = config.region;
+  quality_options.account_id = config.account_id;
+  quality_options.table_exists = [cat = catalog->get()](const Json& table) -> Status {
+    Json request{{"DatabaseName", table.value("DatabaseName", "")}, {"Name", table.value("TableName", "")}};
+    if (table.contains("CatalogId") && table["CatalogId"].is_string()) request["CatalogId"] = table["CatalogId"];
+    return cat->GetTable(request).status();
+  };
+  auto quality_service = quality::QualityService::Make(store->get(), &clock, &random, quality_options,
+                                                       job_service->get());
   if (!quality_service.ok()) return Fail(quality_service.status().message());
   api::RegisterDataQuality(&router, quality_service->get(), model->get(), &authorizer);
   tags.Register("dataQualityRuleset", [](store::Transaction* txn, const resource::Arn& arn) {

@@ -185,6 +185,9 @@ def test_publish_then_get_list_and_batch_get(glue, server):
     got.pop("ResponseMetadata")
     assert as_epoch(got.pop("StartedOn")) == started
     assert as_epoch(got.pop("CompletedOn")) == started + 4
+    # Every result is a profile of statistics (docs/data-quality.md, "Statistics").
+    profile1 = got.pop("ProfileId")
+    assert profile1.startswith("dqprofile-") and len(profile1) == len("dqprofile-") + 40
     assert got == expected_result(first, id1)
 
     # Newest first; the JobName filter finds exactly these two.
@@ -212,6 +215,7 @@ def test_publish_then_get_list_and_batch_get(glue, server):
     r2 = batch["Results"][0]
     assert as_epoch(r2.pop("StartedOn")) == started + 600
     r2.pop("CompletedOn")
+    assert r2.pop("ProfileId") not in ("", profile1)
     assert r2 == expected_result(second, id2)
     assert glue.batch_get_data_quality_result(ResultIds=[id1])["ResultsNotFound"] == []
 

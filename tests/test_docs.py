@@ -23,8 +23,14 @@ def test_compatibility_table_lists_the_catalog_as_implemented():
     for op in ("CreateDataQualityRuleset", "ListDataQualityRulesets", "GetDataQualityResult",
                "BatchGetDataQualityResult"):
         assert f"| {op} | implemented |" in text
+    for op in ("StartDataQualityRulesetEvaluationRun", "CancelDataQualityRulesetEvaluationRun",
+               "StartDataQualityRuleRecommendationRun", "ListDataQualityRuleRecommendationRuns"):
+        assert f"| {op} | implemented |" in text
     assert "| OpenGluePublishDataQualityResult |" in text
-    assert "| StartDataQualityRulesetEvaluationRun | not yet |" in text
+    assert "| OpenGluePutDataQualityRecommendation |" in text
+    for op in ("ListDataQualityStatistics", "BatchPutDataQualityStatisticAnnotation"):
+        assert f"| {op} | implemented |" in text
+    assert "| GetDataQualityModel | not yet |" in text
     assert "| CreateBlueprint | not yet |" in text
 
 

@@ -28,8 +28,13 @@ EXTENSION_PURPOSE = {
     "OpenGluePublishDataQualityResult":
         "a job run's data-quality evaluation publishes its result: `{Score, StartedOn, "
         "CompletedOn, RuleResults, JobName?, JobRunId?, EvaluationContext?, RulesetName?, "
-        "Ruleset?, DataSource?, AnalyzerResults?, Observations?, AggregatedMetrics?}` -> "
+        "Ruleset?, DataSource?, AnalyzerResults?, Observations?, AggregatedMetrics?, "
+        "RulesetEvaluationRunId?}` -> "
         "`{ResultId}`; a run's credentials publish as that run only (docs/data-quality.md)",
+    "OpenGluePutDataQualityRecommendation":
+        "a data-quality rule recommendation run reports its ruleset: `{RecommendedRuleset, "
+        "RunId?}` -> `{}`; a recommendation run's credentials report for that run only, which "
+        "stores it as its CreatedRulesetName (docs/data-quality.md)",
 }
 
 

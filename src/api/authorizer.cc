@@ -100,6 +100,9 @@ const std::vector<std::string>& DefaultRunPolicy() {
       "glue:OpenGluePublishDataQualityResult", "glue:GetDataQualityResult",
       "glue:ListDataQualityResults", "glue:BatchGetDataQualityResult",
       "glue:GetDataQualityRuleset", "glue:ListDataQualityRulesets",
+      // A rule recommendation run reports the ruleset it recommends (bound to its own run by the
+      // handler; job runs are refused there).
+      "glue:OpenGluePutDataQualityRecommendation",
       // Workflow-run properties (a job started by a workflow shares state through them).
       "glue:GetWorkflowRunProperties", "glue:PutWorkflowRunProperties",
       // Logs: read.

@@ -45,13 +45,16 @@ TEST(RunAuthorizer, FindRunAndBookmarkActions) {
     EXPECT_TRUE(authorizer.Authorize("OGRUN1", action).ok()) << action;
   EXPECT_EQ(authorizer.Authorize("OGRUN1", "glue:ResetJobBookmark").code(),
             StatusCode::kAccessDenied);
-  // Data quality: publish results and read; never administer rulesets.
-  for (const char* action : {"glue:OpenGluePublishDataQualityResult", "glue:GetDataQualityResult",
+  // Data quality: publish results, report recommendations and read; never administer rulesets
+  // or start and cancel data-quality runs.
+  for (const char* action : {"glue:OpenGluePublishDataQualityResult",
+                             "glue:OpenGluePutDataQualityRecommendation", "glue:GetDataQualityResult",
                              "glue:ListDataQualityResults", "glue:BatchGetDataQualityResult",
                              "glue:GetDataQualityRuleset", "glue:ListDataQualityRulesets"})
     EXPECT_TRUE(authorizer.Authorize("OGRUN1", action).ok()) << action;
   for (const char* action : {"glue:CreateDataQualityRuleset", "glue:UpdateDataQualityRuleset",
-                             "glue:DeleteDataQualityRuleset"})
+                             "glue:DeleteDataQualityRuleset", "glue:StartDataQualityRulesetEvaluationRun",
+                             "glue:CancelDataQualityRulesetEvaluationRun"})
     EXPECT_EQ(authorizer.Authorize("OGRUN1", action).code(), StatusCode::kAccessDenied) << action;
   authorizer.RemoveRun("OGRUN1");
   EXPECT_FALSE(authorizer.FindRun("OGRUN1").has_value());

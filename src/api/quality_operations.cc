@@ -1,5 +1,6 @@
 #include "api/quality_operations.h"
 
+#include <cctype>
 #include <optional>
 #include <utility>
 
@@ -23,6 +24,7 @@ Status CheckPublishShapes(const ServiceModel& model, Json* request) {
   static const std::pair<const char*, const char*> kShapes[] = {
       {"JobName", "NameString"},
       {"JobRunId", "HashString"},
+      {"RulesetEvaluationRunId", "HashString"},
       {"RulesetName", "NameString"},
       {"Ruleset", "DataQualityRulesetString"},
       {"EvaluationContext", "GenericString"},
@@ -48,7 +50,8 @@ Status CheckPublishShapes(const ServiceModel& model, Json* request) {
 }
 
 const std::vector<std::string>& DataQualityExtensionOperations() {
-  static const std::vector<std::string> kNames = {quality::kPublishOperation};
+  static const std::vector<std::string> kNames = {quality::kPublishOperation,
+                                                  quality::kRecommendationOperation};
   return kNames;
 }
 
@@ -64,6 +67,19 @@ void RegisterDataQuality(Router* router, quality::QualityService* service,
         Json checked = request;
         if (model != nullptr) OG_RETURN_NOT_OK(CheckPublishShapes(*model, &checked));
         return service->PublishDataQualityResult(checked, QualityPublisher(authorizer, principal));
+      });
+  router->RegisterExtension(
+      quality::kRecommendationOperation,
+      [service, model, authorizer](const Json& request, const std::string& principal) -> Result<Json> {
+        Json checked = request;
+        if (model != nullptr && checked.is_object() && checked.contains("RecommendedRuleset")) {
+          Status shape = model->ValidateShape("DataQualityRulesetString", "recommendedRuleset",
+                                              &checked["RecommendedRuleset"]);
+          if (!shape.ok())
+            return Status::InvalidInput(std::string(quality::kRecommendationOperation) + ": " +
+                                        shape.message());
+        }
+        return service->PutDataQualityRecommendation(checked, QualityPublisher(authorizer, principal));
       });
 }
 

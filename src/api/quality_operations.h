@@ -1,7 +1,8 @@
-// The data-quality operations on the wire: Glue's ruleset and result operations
-// (quality/quality_service.h) and the OpenGlue extension operation
-// OpenGluePublishDataQualityResult, by which a job run's data-quality evaluation publishes its
-// result. The api module knows who signed a request: a run's credential publishes as its run
+// The data-quality operations on the wire: Glue's ruleset, result and run operations
+// (quality/quality_service.h) and the OpenGlue extension operations
+// OpenGluePublishDataQualityResult, by which a run's data-quality evaluation publishes its
+// result, and OpenGluePutDataQualityRecommendation, by which a recommendation run reports its
+// ruleset. The api module knows who signed a request: a run's credential publishes as its run
 // (quality::Publisher); a configured credential, or a server without auth, publishes as given.
 //
 // The extension's members are checked twice: here against the service model's shapes they
@@ -27,8 +28,9 @@ quality::Publisher QualityPublisher(const RunAuthorizer* authorizer, const std::
 // normalizing them in place. InvalidInput naming the member.
 Status CheckPublishShapes(const ServiceModel& model, Json* request);
 
-// Registers Glue's eight data-quality operations and the extension on `router`. Borrowed: all
-// three must outlive the router; `authorizer` may be null.
+// Registers Glue's data-quality operations (QualityService::Operations) and the two
+// extensions on `router`. Borrowed: all three must outlive the router; `authorizer` may be
+// null.
 void RegisterDataQuality(Router* router, quality::QualityService* service,
                          const ServiceModel* model, const RunAuthorizer* authorizer);
 

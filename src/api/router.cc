@@ -50,7 +50,22 @@ void Router::RegisterCatalog(catalog::Catalog* catalog) {
 void Router::RegisterJobs(jobs::JobService* jobs) {
   for (const auto& [name, method] : jobs::JobService::Operations()) {
     auto m = method;
-    RegisterGlue(name, [jobs, m](const Json& request) { return (jobs->*m)(request); });
+    RegisterGlue(name, [jobs, m, op = name](const Json& request) -> Result<Json> {
+      // Job names starting with "openglue:" belong to OpenGlue's own runs (the data-quality
+      // runs are module runs of the job service under such names): the job API neither creates
+      // such a job nor shows, starts or stops their runs; their own operations do.
+      for (const char* member : {"Name", "JobName"}) {
+        if (!request.contains(member) || !request[member].is_string()) continue;
+        const std::string& value = request[member].get_ref<const std::string&>();
+        if (value.rfind(jobs::kReservedJobPrefix, 0) != 0) continue;
+        if (op == "CreateJob")
+          return Status::InvalidInput("Job names starting with \"" +
+                                      std::string(jobs::kReservedJobPrefix) +
+                                      "\" are reserved for OpenGlue's own runs.");
+        return Status::EntityNotFound("Job " + value + " not found.");
+      }
+      return (jobs->*m)(request);
+    });
   }
 }
 

@@ -8,19 +8,28 @@ namespace openglue::jobs {
 // would (its folder first on sys.path, __name__ "__main__", a namespace of its own). A run with
 // an --additional-python-modules environment or a GlueVersion first runs
 // openglue_runtime.run_start (the environment's .pth files, the runtime line of the log); so
-// does a run whose script is to be generated from the job's CodeGenConfigurationNodes.
+// does a run whose script is to be generated from the job's CodeGenConfigurationNodes. A module
+// run (JobService::StartModuleRun) has "module:<name>" for its script: the module runs as
+// `python -m <name>` would, with nothing of the working folder on sys.path.
 constexpr char kArgvBootstrap[] =
     "import json, os, runpy, sys\n"
     "with open(sys.argv[1]) as f:\n"
     "    argv = json.load(f)\n"
     "os.unlink(sys.argv[1])\n"
     "sys.argv = argv\n"
-    "sys.path[0] = os.path.dirname(os.path.abspath(argv[0]))\n"
+    "module = argv[0][len('module:'):] if argv[0].startswith('module:') else None\n"
+    "if module:\n"
+    "    del sys.path[0]\n"
+    "else:\n"
+    "    sys.path[0] = os.path.dirname(os.path.abspath(argv[0]))\n"
     "if os.environ.get('OPENGLUE_PYTHON_MODULES') or os.environ.get('OPENGLUE_GLUE_VERSION') or \\\n"
     "        os.environ.get('OPENGLUE_VISUAL_NODES'):\n"
     "    import openglue_runtime.run_start\n"
     "    openglue_runtime.run_start.start()\n"
-    "runpy.run_path(argv[0], run_name='__main__')\n";
+    "if module:\n"
+    "    runpy.run_module(module, run_name='__main__', alter_sys=True)\n"
+    "else:\n"
+    "    runpy.run_path(argv[0], run_name='__main__')\n";
 
 Result<std::string> JobService::RunJars(const std::string& value, const std::string& dir) const {
   std::vector<std::string> paths;
@@ -85,50 +94,64 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
   if (!IsRunnableCommand(command_name))
     return Finish(run, doc, JobRunState::kFailed, std::string(kUnknownCommandMessage));
   std::string script = GetString(command, "ScriptLocation");
-  // A visual job (Glue Studio's CodeGenConfigurationNodes) without a script at its location
-  // generates one (docs/visual-jobs.md); without a location, at Studio's default one.
-  const Json& visual_nodes = GetObject(GetObject(*doc, "_og"), "code_gen_nodes");
-  bool visual = !visual_nodes.empty();
-  if (script.empty() && visual) script = DefaultScriptLocation(run->job);
-  if (script.empty())
-    return Finish(run, doc, JobRunState::kFailed,
-                  "The job has no Command.ScriptLocation: there is no script to run (UpdateJob "
-                  "with the script's location)");
+  // A module run (StartModuleRun) has no script: its spec goes into its folder instead.
+  const std::string module = GetString(GetObject(*doc, "_og"), "module");
   std::string dir = RunDir(run->run_id);
   std::error_code ec;
   std::filesystem::create_directories(dir + "/work", ec);
   std::filesystem::create_directories(dir + "/tmp", ec);
-  // An s3:// script is copied out of the store into the run's script/ folder and run from there.
-  const std::string script_name = SafeFileName(script, "script.py");
-  Result<std::string> fetched = LocalPath(script, dir + "/script/" + script_name);
+  std::string local;              // the script, or "module:<name>"
   std::string visual_nodes_path;  // set: the run generates its script from the graph
-  if (!fetched.ok() && visual && fetched.status().code() == StatusCode::kEntityNotFound) {
-    // Only an object location gets a generated script: the server writes it there when the run
-    // ends (PublishGeneratedScript), never to a path of its own file system.
-    visual_nodes_path = dir + "/visual-nodes.json";
-    std::filesystem::create_directories(dir + "/script", ec);
-    std::string text = DumpJson(visual_nodes);
-    int fd = open(visual_nodes_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  bool visual = false;
+  if (!module.empty()) {
+    const std::string spec_path = dir + "/spec.json";
+    std::string text = DumpJson(GetObject(GetObject(*doc, "_og"), "module_spec"));
+    int fd = open(spec_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
     bool written = fd >= 0 && write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
     if (fd >= 0) close(fd);
     if (!written)
-      return Finish(run, doc, JobRunState::kError, "Could not start the job run: cannot write " + visual_nodes_path);
-    fetched = dir + "/script/" + script_name;
-    (*doc)["_og"]["generated_script"] = {{"location", script}, {"file", script_name}};
+      return Finish(run, doc, JobRunState::kError, "Could not start the run: cannot write " + spec_path);
+    local = "module:" + module;
+  } else {
+    // A visual job (Glue Studio's CodeGenConfigurationNodes) without a script at its location
+    // generates one (docs/visual-jobs.md); without a location, at Studio's default one.
+    const Json& visual_nodes = GetObject(GetObject(*doc, "_og"), "code_gen_nodes");
+    visual = !visual_nodes.empty();
+    if (script.empty() && visual) script = DefaultScriptLocation(run->job);
+    if (script.empty())
+      return Finish(run, doc, JobRunState::kFailed,
+                    "The job has no Command.ScriptLocation: there is no script to run (UpdateJob "
+                    "with the script's location)");
+    // An s3:// script is copied out of the store into the run's script/ folder and run from there.
+    const std::string script_name = SafeFileName(script, "script.py");
+    Result<std::string> fetched = LocalPath(script, dir + "/script/" + script_name);
+    if (!fetched.ok() && visual && fetched.status().code() == StatusCode::kEntityNotFound) {
+      // Only an object location gets a generated script: the server writes it there when the run
+      // ends (PublishGeneratedScript), never to a path of its own file system.
+      visual_nodes_path = dir + "/visual-nodes.json";
+      std::filesystem::create_directories(dir + "/script", ec);
+      std::string text = DumpJson(visual_nodes);
+      int fd = open(visual_nodes_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+      bool written = fd >= 0 && write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+      if (fd >= 0) close(fd);
+      if (!written)
+        return Finish(run, doc, JobRunState::kError, "Could not start the job run: cannot write " + visual_nodes_path);
+      fetched = dir + "/script/" + script_name;
+      (*doc)["_og"]["generated_script"] = {{"location", script}, {"file", script_name}};
+    }
+    if (!fetched.ok())
+      return Finish(run, doc, JobRunState::kFailed,
+                    "Script " + script +
+                        (fetched.status().code() == StatusCode::kEntityNotFound ? " not found: "
+                                                                                 : " cannot be run: ") +
+                        fetched.status().message());
+    local = *fetched;
+    if (visual_nodes_path.empty() && !std::filesystem::is_regular_file(local, ec))
+      return Finish(run, doc, JobRunState::kFailed,
+                    "Script " + script + " not found" +
+                        (visual ? " (a visual job's script is generated only for an s3:// "
+                                  "ScriptLocation)" : " (looked for " + local + ")"));
   }
-  if (!fetched.ok())
-    return Finish(run, doc, JobRunState::kFailed,
-                  "Script " + script +
-                      (fetched.status().code() == StatusCode::kEntityNotFound ? " not found: "
-                                                                               : " cannot be run: ") +
-                      fetched.status().message());
-  std::string local = *fetched;
-  if (visual_nodes_path.empty() && !std::filesystem::is_regular_file(local, ec))
-    return Finish(run, doc, JobRunState::kFailed,
-                  "Script " + script + " not found" +
-                      (visual ? " (a visual job's script is generated only for an s3:// "
-                                "ScriptLocation)" : " (looked for " + local + ")"));
-
   const Json& arguments = GetObject(*doc, "Arguments");
   std::string glue_version = GetString(*doc, "GlueVersion");
   if (Status version = CheckGlueVersion(glue_version); !version.ok())
@@ -136,7 +159,10 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
   // glueetl scripts run on an engine; a Python shell script is plain Python with the same
   // environment (endpoints, credentials, the awsglue package) and no engine.
   EngineChoice engine;
-  if (command_name == "glueetl") {
+  if (!module.empty()) {
+    engine.engine = "embedded";
+    engine.reason = "a data-quality run of " + module;
+  } else if (command_name == "glueetl") {
     engine = ChooseEngine(arguments);
     if (!engine.error.empty()) return Finish(run, doc, JobRunState::kFailed, engine.error);
   }
@@ -155,6 +181,7 @@ Status JobService::Launch(ActiveRun* run, Json* doc) {
     argv.push_back(value.is_string() ? value.get<std::string>() : DumpJson(value));
   }
   if (!has_temp_dir) argv.insert(argv.end(), {"--TempDir", dir + "/tmp"});
+  if (!module.empty()) argv.insert(argv.end(), {"--spec", dir + "/spec.json"});
 
   std::string python_path = options_.runtime_path;
   // `pyspark` on a glueetl run's path is OpenGlue's package (python/shims, or the installed

@@ -77,6 +77,31 @@ std::vector<Status> JobService::StartTriggeredRuns(const std::vector<TriggeredRu
   return outcomes;
 }
 
+Status JobService::StartModuleRun(const ModuleRun& module_run) {
+  if (module_run.owner.empty() || module_run.run_id.empty() || module_run.module.empty())
+    return Status::InvalidInput("a module run needs an owner, a run id and a module");
+  if (module_run.timeout_minutes < 1) return Status::InvalidInput("Timeout must be at least 1 minute");
+  {
+    OG_ASSIGN_OR_RETURN(auto txn, store_->BeginRead());
+    OG_ASSIGN_OR_RETURN(auto existing, txn->Get(kJobRunId, module_run.run_id));
+    if (existing) return Status::AlreadyExists("Run " + module_run.run_id + " exists already.");
+  }
+  // The run stands on a job of its own that is never stored: as many concurrent runs as the
+  // server-wide limit allows, queued (WAITING) beyond it, never retried.
+  Json job{{"Name", module_run.owner},
+           {"Role", module_run.role},
+           {"Command", {{"Name", "glueetl"}}},
+           {"ExecutionProperty", {{"MaxConcurrentRuns", 1000000}}},
+           {"JobRunQueuingEnabled", true}};
+  Json request{{"JobName", module_run.owner}, {"Timeout", module_run.timeout_minutes}};
+  OG_ASSIGN_OR_RETURN(NewRun run, PrepareRun(job, Json::object(), request, 0, "", module_run.run_id, ""));
+  run.doc["_og"]["module"] = module_run.module;
+  run.doc["_og"]["module_spec"] = module_run.spec;
+  OG_RETURN_NOT_OK(CommitRuns({std::move(run)}));
+  Kick();
+  return Status::OK();
+}
+
 Status JobService::StartTriggeredRun(const Json& request, const std::string& run_id,
                                      const std::string& trigger_name) {
   return StartTriggeredRuns({TriggeredRun{request, run_id, trigger_name}}).front();

@@ -26,6 +26,15 @@ Result<std::optional<JobRunFacts>> FindJobRun(store::Transaction* txn, const std
   facts.arguments = GetObject(doc, "Arguments");
   auto started = doc.find("StartedOn");
   if (started != doc.end() && started->is_number()) facts.started_on = started->get<double>();
+  auto number = [&](const char* member) {
+    auto it = doc.find(member);
+    return it != doc.end() && it->is_number() ? it->get<double>() : 0.0;
+  };
+  facts.last_modified_on = number("LastModifiedOn");
+  facts.completed_on = number("CompletedOn");
+  facts.execution_time = GetInt(doc, "ExecutionTime", 0);
+  facts.error_message = GetString(doc, "ErrorMessage");
+  facts.timeout_minutes = GetInt(doc, "Timeout", 0);
   return std::optional<JobRunFacts>(std::move(facts));
 }
 

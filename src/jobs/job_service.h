@@ -135,6 +135,31 @@ struct JobRunFacts {
   int64_t attempt = 0;
   Json arguments;       // effective: the job's DefaultArguments, the run's Arguments over them
   double started_on = 0;
+  double last_modified_on = 0;
+  double completed_on = 0;       // 0 while the run is active
+  int64_t execution_time = 0;    // seconds
+  std::string error_message;     // "" when none
+  int64_t timeout_minutes = 0;
+};
+
+// A run that another module asks for (data-quality evaluation and recommendation runs): a
+// module of the Python runtime rather than a job's script. It is kept, launched, watched, timed
+// out, stopped and recovered exactly as a job run (state machine, credential, sandbox, logs
+// under its run id), under the job name `owner`, which names no stored job: GetJobRun and
+// BatchStopJobRun with JobName `owner` reach it. The process runs
+// `python -m <module> --spec <run folder>/spec.json` on the embedded engine, where spec.json
+// holds `spec`; its credential is granted for `role` with job `owner` and run `run_id`.
+// The prefix of the owner job names of module runs ("openglue:data-quality-evaluation"): the
+// public job API refuses it (api/router.cc), so no user job shares their runs.
+inline constexpr const char* kReservedJobPrefix = "openglue:";
+
+struct ModuleRun {
+  std::string owner;
+  std::string run_id;
+  std::string module;
+  Json spec = Json::object();
+  std::string role;
+  int64_t timeout_minutes = 2880;
 };
 // The run with id `run_id`, or nullopt when there is none. Errors: the store's, or Internal
 // when its record cannot be read.
@@ -183,6 +208,10 @@ class JobService {
     std::string trigger_name;
   };
   std::vector<Status> StartTriggeredRuns(const std::vector<TriggeredRun>& runs);
+
+  // Starts `run` (see ModuleRun). AlreadyExists when a run with its id exists; InvalidInput for
+  // an empty owner, id or module, or a Timeout below 1; the store's errors.
+  Status StartModuleRun(const ModuleRun& run);
 
   // Every object in the store that some job runs as code, "bucket/key" -> a job's name: its
   // Command.ScriptLocation, and the entries of --extra-py-files, --extra-files, --extra-jars and

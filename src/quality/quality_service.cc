@@ -102,11 +102,12 @@ Status RulesetExists(store::Transaction* txn, const std::vector<std::string>& re
 
 Result<std::unique_ptr<QualityService>> QualityService::Make(store::MetadataStore* store,
                                                              const Clock* clock, Random* random,
-                                                             QualityOptions options) {
+                                                             QualityOptions options,
+                                                             jobs::JobService* jobs) {
   if (store == nullptr || clock == nullptr || random == nullptr)
     return Status::Internal("QualityService needs a store, a clock and a random source");
   return std::unique_ptr<QualityService>(
-      new QualityService(store, clock, random, std::move(options)));
+      new QualityService(store, clock, random, std::move(options), jobs));
 }
 
 const std::vector<std::pair<std::string, QualityService::Operation>>& QualityService::Operations() {
@@ -119,6 +120,18 @@ const std::vector<std::pair<std::string, QualityService::Operation>>& QualitySer
       {"GetDataQualityResult", &QualityService::GetDataQualityResult},
       {"ListDataQualityResults", &QualityService::ListDataQualityResults},
       {"BatchGetDataQualityResult", &QualityService::BatchGetDataQualityResult},
+      {"StartDataQualityRulesetEvaluationRun", &QualityService::StartDataQualityRulesetEvaluationRun},
+      {"GetDataQualityRulesetEvaluationRun", &QualityService::GetDataQualityRulesetEvaluationRun},
+      {"ListDataQualityRulesetEvaluationRuns", &QualityService::ListDataQualityRulesetEvaluationRuns},
+      {"CancelDataQualityRulesetEvaluationRun", &QualityService::CancelDataQualityRulesetEvaluationRun},
+      {"StartDataQualityRuleRecommendationRun", &QualityService::StartDataQualityRuleRecommendationRun},
+      {"GetDataQualityRuleRecommendationRun", &QualityService::GetDataQualityRuleRecommendationRun},
+      {"ListDataQualityRuleRecommendationRuns", &QualityService::ListDataQualityRuleRecommendationRuns},
+      {"CancelDataQualityRuleRecommendationRun", &QualityService::CancelDataQualityRuleRecommendationRun},
+      {"ListDataQualityStatistics", &QualityService::ListDataQualityStatistics},
+      {"ListDataQualityStatisticAnnotations", &QualityService::ListDataQualityStatisticAnnotations},
+      {"BatchPutDataQualityStatisticAnnotation", &QualityService::BatchPutDataQualityStatisticAnnotation},
+      {"PutDataQualityProfileAnnotation", &QualityService::PutDataQualityProfileAnnotation},
   };
   return kOperations;
 }
@@ -130,6 +143,13 @@ std::string QualityService::RulesetArn(const std::string& name) const {
 std::string QualityService::NewResultId() {
   MutexLock lock(&random_mutex_);
   return "dqresult-" + random_->Hex(20);
+}
+
+std::string QualityService::NewRunId() { return NewId("dqrun-"); }
+
+std::string QualityService::NewId(const std::string& prefix) {
+  MutexLock lock(&random_mutex_);
+  return prefix + random_->Hex(20);
 }
 
 Result<Json> QualityService::CreateDataQualityRuleset(const Json& request) {

@@ -10,6 +10,11 @@
 //   PublishDataQualityResult                               the OpenGlue extension operation
 //                                                          OpenGluePublishDataQualityResult,
 //                                                          validated here (see below)
+//   Start/Get/List/Cancel DataQualityRulesetEvaluationRun(s), Start/Get/List/Cancel
+//   DataQualityRuleRecommendationRun(s)                    runs: processes of the job service
+//                                                          (runs.cc, see "Runs" below)
+//   PutDataQualityRecommendation                           the extension operation
+//                                                          OpenGluePutDataQualityRecommendation
 //
 // Rulesets. The DQDL text gets only a structural check here (quality/ruleset_text.h:
 // InvalidInput when it has no closed `Rules = [ ... ]` list); its rule count is kept for
@@ -24,10 +29,15 @@
 // serves it back unchanged. Results are listed newest first (by StartedOn). Nothing deletes them
 // (Glue has no DeleteDataQualityResult).
 //
-// Thread-safe: every operation is one store transaction; the only state in memory is the
+// Runs. A run is a record here (what was asked, the results it published, its recommendation)
+// and a module run of jobs::JobService under the same id, which owns its process, state,
+// timeout, stop and recovery; Get and List merge the module run's state into the record.
+//
+// Thread-safe: every operation is one store transaction (Start: two, and the job service's); the only state in memory is the
 // borrowed Random, whose calls are serialized here.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -38,6 +48,7 @@
 #include "common/random.h"
 #include "common/status.h"
 #include "common/thread_annotations.h"
+#include "jobs/job_service.h"
 #include "store/metadata_store.h"
 
 namespace openglue::quality {
@@ -45,7 +56,18 @@ namespace openglue::quality {
 struct QualityOptions {
   std::string region = "us-east-1";
   std::string account_id = "000000000000";
+  // OK when the GlueTable `table` ({DatabaseName, TableName, CatalogId?}) exists, else
+  // EntityNotFound (main asks the catalog). Unset: tables are not checked.
+  std::function<Status(const Json& table)> table_exists;
 };
+
+// The job names under which the job service keeps the module runs of evaluation and
+// recommendation runs (jobs::ModuleRun::owner; no stored job has them), and the runtime module
+// they run.
+inline constexpr const char* kEvaluationOwner = "openglue:data-quality-evaluation";
+inline constexpr const char* kRecommendationOwner = "openglue:data-quality-recommendation";
+inline constexpr const char* kRunModule = "openglue_runtime.quality.run";
+inline constexpr int64_t kDefaultRunTimeoutMinutes = 2880;
 
 // Who publishes a result (decided by the api module from the request's principal).
 struct Publisher {
@@ -65,9 +87,12 @@ class QualityService {
  public:
   // Borrowed: store, clock and random must outlive the service. The service serializes its own
   // calls to `random`.
+  // `jobs` (borrowed, may be null: then the Start operations are Internal errors) runs the
+  // evaluation and recommendation runs.
   static Result<std::unique_ptr<QualityService>> Make(store::MetadataStore* store,
                                                       const Clock* clock, Random* random,
-                                                      QualityOptions options);
+                                                      QualityOptions options,
+                                                      jobs::JobService* jobs = nullptr);
 
   using Operation = Result<Json> (QualityService::*)(const Json& request);
   // Glue's operations this service implements (not the extension), with their handlers.
@@ -100,6 +125,63 @@ class QualityService {
   // the unknown ids in ResultsNotFound (empty when all were found).
   Result<Json> BatchGetDataQualityResult(const Json& request);
 
+  // Runs (docs/data-quality.md, "Evaluation and recommendation runs"). Each run is a module
+  // run of `jobs` (owner kEvaluationOwner / kRecommendationOwner, id "dqrun-" and 40 hex
+  // digits) running kRunModule; Status, times and ErrorString are its job run's.
+  //
+  // {DataSource, Role, RulesetNames, NumberOfWorkers?, Timeout?, ClientToken?,
+  //  AdditionalRunOptions?, AdditionalDataSources?} -> {RunId}. EntityNotFound for an unknown
+  // table (QualityOptions::table_exists) or ruleset, before anything is started; InvalidInput
+  // for a DataSource without a GlueTable, a ruleset named twice, a Timeout below 1. A repeated
+  // ClientToken answers the run it started.
+  Result<Json> StartDataQualityRulesetEvaluationRun(const Json& request);
+  // {RunId} -> the run (RunId, DataSource, Role, NumberOfWorkers, Timeout, AdditionalRunOptions,
+  // Status, ErrorString, StartedOn, LastModifiedOn, CompletedOn, ExecutionTime, RulesetNames,
+  // ResultIds, AdditionalDataSources). EntityNotFound.
+  Result<Json> GetDataQualityRulesetEvaluationRun(const Json& request);
+  // {Filter? {DataSource, StartedBefore?, StartedAfter?}, NextToken?, MaxResults?} ->
+  // {Runs: [{RunId, Status, StartedOn, DataSource}], NextToken?}, newest first.
+  Result<Json> ListDataQualityRulesetEvaluationRuns(const Json& request);
+  // {RunId} -> {}: the run goes STOPPING, then STOPPED. EntityNotFound; InvalidInput for a run
+  // that has finished.
+  Result<Json> CancelDataQualityRulesetEvaluationRun(const Json& request);
+  // {DataSource, Role, NumberOfWorkers?, Timeout?, CreatedRulesetName?,
+  //  DataQualitySecurityConfiguration?, ClientToken?} -> {RunId}. EntityNotFound for an unknown
+  // table; AlreadyExists for a CreatedRulesetName in use.
+  Result<Json> StartDataQualityRuleRecommendationRun(const Json& request);
+  // {RunId} -> the run (..., RecommendedRuleset once reported, CreatedRulesetName,
+  // DataQualitySecurityConfiguration). EntityNotFound.
+  Result<Json> GetDataQualityRuleRecommendationRun(const Json& request);
+  Result<Json> ListDataQualityRuleRecommendationRuns(const Json& request);
+  Result<Json> CancelDataQualityRuleRecommendationRun(const Json& request);
+
+  // OpenGluePutDataQualityRecommendation: {RunId?, RecommendedRuleset} -> {}. A recommendation
+  // run reports its ruleset (RunId absent or its own; other runs are AccessDenied; other
+  // callers must name RunId). The text must pass CheckRuleset (InvalidInput). With the run's
+  // CreatedRulesetName, the ruleset is stored under that name with TargetTable = the run's table
+  // and RecommendationRunId = the run (AlreadyExists when another ruleset took the name).
+  // EntityNotFound for an unknown run.
+  Result<Json> PutDataQualityRecommendation(const Json& request, const Publisher& publisher);
+
+  // Statistics (statistics.cc): every published result is a profile (its ProfileId), every
+  // distinct metric of its rules and analyzers a statistic (StatisticName, EvaluationLevel,
+  // ColumnsReferenced, ReferencedDatasets from the metric's name; DoubleValue; RecordedOn = the
+  // result's StartedOn; RunIdentifier = its RulesetEvaluationRunId / JobRunId). A StatisticId
+  // names a series: the same metric of the same table (else job and evaluation context).
+  //
+  // {StatisticId?, ProfileId?, TimestampFilter?, MaxResults?, NextToken?} -> {Statistics,
+  // NextToken?}; a series newest first.
+  Result<Json> ListDataQualityStatistics(const Json& request);
+  // The same filters -> {Annotations: [{ProfileId, StatisticId, StatisticRecordedOn,
+  // InclusionAnnotation}]}, the annotated statistics only.
+  Result<Json> ListDataQualityStatisticAnnotations(const Json& request);
+  // {InclusionAnnotations: [{ProfileId, StatisticId, InclusionAnnotation}]} ->
+  // {FailedInclusionAnnotations}: each item applies on its own; an unknown profile or statistic
+  // is a failed item.
+  Result<Json> BatchPutDataQualityStatisticAnnotation(const Json& request);
+  // {ProfileId, InclusionAnnotation} -> {}: every statistic of the profile. EntityNotFound.
+  Result<Json> PutDataQualityProfileAnnotation(const Json& request);
+
   // OpenGluePublishDataQualityResult:
   //   {Score (number 0..1), StartedOn, CompletedOn (epoch seconds, CompletedOn >= StartedOn),
   //    RuleResults ([{Name?, Description?, EvaluationMessage?, Result: PASS|FAIL|ERROR,
@@ -110,24 +192,40 @@ class QualityService {
   // InvalidInput naming the first bad member (a member of the wrong type, a missing required
   // one, an unknown one, a Score out of range, an unknown Result). For a run publisher the
   // JobName and JobRunId recorded are the run's: absent ones are filled in, different ones are
-  // AccessDenied.
+  // AccessDenied; an evaluation run's result gets RulesetEvaluationRunId (its own; JobName and
+  // JobRunId are then refused) and is added to the run's ResultIds. A RulesetEvaluationRunId
+  // given by another caller must name an evaluation run (EntityNotFound).
   Result<Json> PublishDataQualityResult(const Json& request, const Publisher& publisher);
 
  private:
   QualityService(store::MetadataStore* store, const Clock* clock, Random* random,
-                 QualityOptions options)
-      : store_(store), clock_(clock), options_(std::move(options)), random_(random) {}
+                 QualityOptions options, jobs::JobService* jobs)
+      : store_(store), clock_(clock), options_(std::move(options)), jobs_(jobs), random_(random) {}
   std::string RulesetArn(const std::string& name) const;
   std::string NewResultId() EXCLUDES(random_mutex_);
+  std::string NewRunId() EXCLUDES(random_mutex_);
+  std::string NewId(const std::string& prefix) EXCLUDES(random_mutex_);  // prefix + 40 hex
+  // Gives `result` its ProfileId and stores its statistics in `txn`.
+  Status RecordStatistics(store::Transaction* txn, Json* result);
+  Status CheckSource(const Json& source, const char* member) const;
+  // Writes `record` (completed with the request's common members), starts its module run with
+  // `spec`; returns the run id.
+  Result<std::string> StartRun(bool evaluation, const Json& request, Json record, Json spec);
+  Result<Json> GetRun(bool evaluation, const Json& request);
+  Result<Json> ListRuns(bool evaluation, const Json& request);
+  Result<Json> CancelRun(bool evaluation, const Json& request);
 
   store::MetadataStore* store_;
   const Clock* clock_;
   QualityOptions options_;
+  jobs::JobService* jobs_;
   Mutex random_mutex_;
   Random* random_ PT_GUARDED_BY(random_mutex_);
 };
 
 // The name of the extension operation PublishDataQualityResult serves.
 inline constexpr const char* kPublishOperation = "OpenGluePublishDataQualityResult";
+// The name of the extension operation PutDataQualityRecommendation serves.
+inline constexpr const char* kRecommendationOperation = "OpenGluePutDataQualityRecommendation";
 
 }  // namespace openglue::quality

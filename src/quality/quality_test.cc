@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <regex>
 #include <set>
 
@@ -308,7 +309,12 @@ TEST_F(QualityTest, PublishGetListAndBatchGetResults) {
   Json expected = first;
   expected.erase("Ruleset");
   expected["ResultId"] = id1;
-  EXPECT_EQ(Ok(service_->GetDataQualityResult(Json{{"ResultId", id1}})), expected);
+  // ... and the profile its statistics belong to.
+  Json got1 = Ok(service_->GetDataQualityResult(Json{{"ResultId", id1}}));
+  ASSERT_TRUE(got1.contains("ProfileId"));
+  EXPECT_TRUE(std::regex_match(got1["ProfileId"].get<std::string>(), std::regex("dqprofile-[0-9a-f]{40}")));
+  expected["ProfileId"] = got1["ProfileId"];
+  EXPECT_EQ(got1, expected);
   Status missing = Err(service_->GetDataQualityResult(Json{{"ResultId", "dqresult-nope"}}));
   EXPECT_EQ(missing.code(), StatusCode::kEntityNotFound);
   EXPECT_NE(missing.message().find("dqresult-nope"), std::string::npos);
@@ -448,6 +454,86 @@ TEST_F(QualityTest, ARunPublishesAsItself) {
   std::string admin = Ok(service_->PublishDataQualityResult(Published(t0, "payroll", "jr_9"),
                                                             Publisher{}))["ResultId"];
   EXPECT_EQ(Ok(service_->GetDataQualityResult(Json{{"ResultId", admin}}))["JobName"], "payroll");
+}
+
+TEST_F(QualityTest, EveryMetricOfAResultIsAStatisticOfItsProfile) {
+  const double t0 = kStartMs / 1000.0;
+  const Json orders{{"GlueTable", {{"DatabaseName", "sales"}, {"TableName", "orders"}}}};
+  Json a = Published(t0, "orders", "jr_1");
+  a["DataSource"] = orders;
+  a["RuleResults"].push_back({{"Name", "Rule_3"}, {"Result", "PASS"},
+                              {"EvaluatedMetrics", {{"Multicolumn.a,b.ColumnCorrelation", 0.25}}}});
+  a["AnalyzerResults"] = {{{"Name", "RowCount"}, {"EvaluatedMetrics", {{"Dataset.*.RowCount", 2.0}}}}};
+  Json b = Published(t0 + 100, "orders", "jr_2");
+  b["DataSource"] = orders;
+  b["RuleResults"][0]["EvaluatedMetrics"]["Column.id.Completeness"] = 0.9;
+  std::string ra = Ok(service_->PublishDataQualityResult(a, Publisher{}))["ResultId"];
+  std::string rb = Ok(service_->PublishDataQualityResult(b, Publisher{}))["ResultId"];
+  std::string pa = Ok(service_->GetDataQualityResult(Json{{"ResultId", ra}}))["ProfileId"];
+  std::string pb = Ok(service_->GetDataQualityResult(Json{{"ResultId", rb}}))["ProfileId"];
+  ASSERT_NE(pa, pb);
+
+  Json of_a = Ok(service_->ListDataQualityStatistics(Json{{"ProfileId", pa}}))["Statistics"];
+  ASSERT_EQ(of_a.size(), 4u) << of_a.dump();
+  std::map<std::string, Json> by_name;
+  for (const Json& stat : of_a) by_name[stat["StatisticProperties"]["MetricName"]] = stat;
+  const Json& id_completeness = by_name["Column.id.Completeness"];
+  EXPECT_EQ(id_completeness["StatisticName"], "Completeness");
+  EXPECT_EQ(id_completeness["EvaluationLevel"], "Column");
+  EXPECT_EQ(id_completeness["ColumnsReferenced"], Json({"id"}));
+  EXPECT_EQ(id_completeness["DoubleValue"], 1.0);
+  EXPECT_EQ(id_completeness["RecordedOn"], t0);
+  EXPECT_EQ(id_completeness["RunIdentifier"], Json({{"JobRunId", "jr_1"}}));
+  EXPECT_EQ(id_completeness["ProfileId"], pa);
+  EXPECT_TRUE(std::regex_match(id_completeness["StatisticId"].get<std::string>(),
+                               std::regex("dqstat-[0-9a-f]{40}")));
+  EXPECT_EQ(by_name["Multicolumn.a,b.ColumnCorrelation"]["ColumnsReferenced"], Json({"a", "b"}));
+  EXPECT_EQ(by_name["Multicolumn.a,b.ColumnCorrelation"]["EvaluationLevel"], "Multicolumn");
+  EXPECT_EQ(by_name["Dataset.*.RowCount"]["StatisticName"], "RowCount");
+  EXPECT_EQ(by_name["Dataset.*.RowCount"]["EvaluationLevel"], "Dataset");
+  EXPECT_EQ(by_name["Dataset.*.RowCount"]["ColumnsReferenced"], Json::array());
+
+  // A StatisticId is the metric's series over the table's results, newest first.
+  std::string series = id_completeness["StatisticId"];
+  Json history = Ok(service_->ListDataQualityStatistics(Json{{"StatisticId", series}}))["Statistics"];
+  ASSERT_EQ(history.size(), 2u);
+  EXPECT_EQ(history[0]["DoubleValue"], 0.9);
+  EXPECT_EQ(history[0]["ProfileId"], pb);
+  EXPECT_EQ(history[1]["DoubleValue"], 1.0);
+  Json recent = Ok(service_->ListDataQualityStatistics(
+      Json{{"StatisticId", series}, {"TimestampFilter", {{"RecordedAfter", t0 + 50}}}}))["Statistics"];
+  ASSERT_EQ(recent.size(), 1u);
+  EXPECT_EQ(recent[0]["ProfileId"], pb);
+  EXPECT_EQ(Ok(service_->ListDataQualityStatistics(Json{{"StatisticId", "dqstat-none"}}))["Statistics"],
+            Json::array());
+
+  // Annotations: one statistic of a profile, then a whole profile.
+  EXPECT_EQ(Ok(service_->ListDataQualityStatisticAnnotations(Json::object()))["Annotations"], Json::array());
+  Json put = Ok(service_->BatchPutDataQualityStatisticAnnotation(Json{{"InclusionAnnotations",
+      {{{"ProfileId", pa}, {"StatisticId", series}, {"InclusionAnnotation", "EXCLUDE"}},
+       {{"ProfileId", "dqprofile-none"}, {"StatisticId", series}, {"InclusionAnnotation", "EXCLUDE"}},
+       {{"ProfileId", pa}, {"StatisticId", "dqstat-none"}, {"InclusionAnnotation", "EXCLUDE"}}}}}));
+  ASSERT_EQ(put["FailedInclusionAnnotations"].size(), 2u);
+  EXPECT_EQ(put["FailedInclusionAnnotations"][0]["ProfileId"], "dqprofile-none");
+  EXPECT_EQ(put["FailedInclusionAnnotations"][1]["StatisticId"], "dqstat-none");
+  Json annotations = Ok(service_->ListDataQualityStatisticAnnotations(Json::object()))["Annotations"];
+  ASSERT_EQ(annotations.size(), 1u);
+  EXPECT_EQ(annotations[0]["ProfileId"], pa);
+  EXPECT_EQ(annotations[0]["StatisticId"], series);
+  EXPECT_EQ(annotations[0]["StatisticRecordedOn"], t0);
+  EXPECT_EQ(annotations[0]["InclusionAnnotation"]["Value"], "EXCLUDE");
+  history = Ok(service_->ListDataQualityStatistics(Json{{"StatisticId", series}}))["Statistics"];
+  EXPECT_FALSE(history[0].contains("InclusionAnnotation"));
+  EXPECT_EQ(history[1]["InclusionAnnotation"]["Value"], "EXCLUDE");
+
+  Ok(service_->PutDataQualityProfileAnnotation(Json{{"ProfileId", pb}, {"InclusionAnnotation", "INCLUDE"}}));
+  Json of_b = Ok(service_->ListDataQualityStatisticAnnotations(Json{{"ProfileId", pb}}))["Annotations"];
+  EXPECT_EQ(of_b.size(), 2u);  // b's two completeness metrics
+  for (const Json& annotation : of_b) EXPECT_EQ(annotation["InclusionAnnotation"]["Value"], "INCLUDE");
+  EXPECT_EQ(Err(service_->PutDataQualityProfileAnnotation(
+                    Json{{"ProfileId", "dqprofile-none"}, {"InclusionAnnotation", "INCLUDE"}}))
+                .code(),
+            StatusCode::kEntityNotFound);
 }
 
 }  // namespace

@@ -18,7 +18,7 @@ namespace {
 const std::set<std::string> kPublishMembers = {
     "JobName", "JobRunId", "EvaluationContext", "RulesetName", "Ruleset", "Score", "StartedOn",
     "CompletedOn", "DataSource", "RuleResults", "AnalyzerResults", "Observations",
-    "AggregatedMetrics"};
+    "AggregatedMetrics", "RulesetEvaluationRunId"};
 const std::set<std::string> kRuleResultStates = {"PASS", "FAIL", "ERROR"};
 
 Status ResultNotFound(const std::string& id) {
@@ -101,7 +101,7 @@ Status CheckPublish(const Json& request) {
   if (!request.is_object()) return Bad("the request must be a JSON object.");
   for (const auto& [member, value] : request.items())
     if (!kPublishMembers.count(member)) return Bad("unknown member " + member + ".");
-  for (const char* member : {"JobName", "JobRunId", "RulesetName"})
+  for (const char* member : {"JobName", "JobRunId", "RulesetName", "RulesetEvaluationRunId"})
     OG_RETURN_NOT_OK(CheckString(request, member, "", true));
   for (const char* member : {"EvaluationContext", "Ruleset"})
     OG_RETURN_NOT_OK(CheckString(request, member, "", false));
@@ -160,7 +160,29 @@ Result<Json> QualityService::PublishDataQualityResult(const Json& request,
   Json result = Json::object();
   for (const auto& [member, value] : request.items())
     if (member != "Ruleset") result[member] = value;
-  if (publisher.is_run) {
+  std::string evaluation_run = resource::GetString(request, "RulesetEvaluationRunId");
+  if (publisher.is_run && publisher.job == kEvaluationOwner) {
+    // An evaluation run publishes its own results, as an evaluation run (not a job run).
+    for (const char* member : {"JobName", "JobRunId"})
+      if (request.contains(member))
+        return Status(StatusCode::kAccessDenied,
+                      std::string(kPublishOperation) + ": data quality evaluation run " +
+                          publisher.run_id + " publishes its results without " + member + ".");
+    if (!evaluation_run.empty() && evaluation_run != publisher.run_id)
+      return Status(StatusCode::kAccessDenied,
+                    std::string(kPublishOperation) + ": data quality evaluation run " + publisher.run_id +
+                        " publishes its own results only, not those of " + evaluation_run + ".");
+    evaluation_run = publisher.run_id;
+    result["RulesetEvaluationRunId"] = evaluation_run;
+  } else if (publisher.is_run && publisher.job == kRecommendationOwner) {
+    return Status(StatusCode::kAccessDenied,
+                  std::string(kPublishOperation) + ": a rule recommendation run publishes no results.");
+  } else if (publisher.is_run && !evaluation_run.empty()) {
+    return Status(StatusCode::kAccessDenied,
+                  std::string(kPublishOperation) + ": job run " + publisher.run_id +
+                      " cannot publish the results of evaluation run " + evaluation_run + ".");
+  }
+  if (publisher.is_run && publisher.job != kEvaluationOwner) {
     // A run publishes its own results only.
     const std::pair<const char*, std::string> owns[] = {{"JobName", publisher.job},
                                                         {"JobRunId", publisher.run_id}};
@@ -181,6 +203,20 @@ Result<Json> QualityService::PublishDataQualityResult(const Json& request,
   result["_og"] = std::move(og);
   std::string key = ResultKey(Number(request, "StartedOn", 0), id);
   OG_ASSIGN_OR_RETURN(auto txn, store_->BeginWrite());
+  if (!evaluation_run.empty()) {
+    // The run lists the results it published (GetDataQualityRulesetEvaluationRun's ResultIds).
+    OG_ASSIGN_OR_RETURN(auto run_key, txn->Get(kEvaluationRunId, evaluation_run));
+    if (!run_key)
+      return Status::EntityNotFound("Data quality ruleset evaluation run " + evaluation_run + " not found.");
+    OG_ASSIGN_OR_RETURN(auto run, Load(txn.get(), kEvaluationRun, *run_key,
+                                       "data quality ruleset evaluation run " + evaluation_run));
+    if (!run)
+      return Status::EntityNotFound("Data quality ruleset evaluation run " + evaluation_run + " not found.");
+    if (!(*run)["ResultIds"].is_array()) (*run)["ResultIds"] = Json::array();
+    (*run)["ResultIds"].push_back(id);
+    OG_RETURN_NOT_OK(txn->Put(kEvaluationRun, *run_key, DumpJson(*run)));
+  }
+  OG_RETURN_NOT_OK(RecordStatistics(txn.get(), &result));
   OG_RETURN_NOT_OK(txn->Insert(kResult, key, DumpJson(result)));
   OG_RETURN_NOT_OK(txn->Insert(kResultId, id, key));
   OG_RETURN_NOT_OK(txn->Commit());

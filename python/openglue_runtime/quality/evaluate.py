@@ -904,10 +904,17 @@ def evaluate(backend, ruleset, now: Optional[_dt.datetime] = None,
             return ERROR, str(plan), {}
         try:
             metrics, value, cond = plan.finish()
-            ok = _holds(ctx, cond, value, leaf) if cond is not None else bool(value)
         except RuleError as e:
             return ERROR, str(e), {}
         except Exception as e:  # a failing engine query: this rule errs, the others go on
+            return ERROR, f"{type(e).__name__}: {str(e).splitlines()[0][:300]}", {}
+        try:
+            ok = _holds(ctx, cond, value, leaf) if cond is not None else bool(value)
+        except RuleError as e:
+            # The metric was measured, only the condition could not be decided (a dynamic rule
+            # without history yet): the metric is kept, so it becomes the next run's history.
+            return ERROR, str(e), metrics
+        except Exception as e:
             return ERROR, f"{type(e).__name__}: {str(e).splitlines()[0][:300]}", {}
         if ok:
             return PASSED, None, metrics
