@@ -360,3 +360,26 @@ def test_dynamic_rules_and_anomalies_compare_with_the_history():
     calm = {rules[3]: [5.0, 5.0, 6.0, 4.0]}
     again = {o.rule: o for o in ev.evaluate(backend, ruleset, history=calm)[0].outcomes}
     assert again[rules[3]].outcome == "Passed"
+
+
+def test_a_rulesets_sql_reaches_no_files_on_the_embedded_engine(tmp_path):
+    """CustomSql and where clauses run in DuckDB over the rows in memory; files, extensions and
+    the settings that would allow them are refused (the rule errs, the others run)."""
+    import pyarrow as pa
+    from openglue_runtime.quality import evaluate as ev
+    secret = tmp_path / "secret.csv"
+    secret.write_text("a\n1\n")
+    target = tmp_path / "out.csv"
+    backend = ev.DuckDBBackend(pa.table({"x": [1, 2]}))
+    rules = [f"CustomSql \"select count(*) from read_csv('{secret}')\" = 1",
+             f"RowCount > 0 where \"x in (select a from read_csv('{secret}'))\"",
+             "CustomSql \"select count(*) from primary\" = 2"]
+    got = {o.rule: o for o in ev.evaluate(backend, "Rules = [ " + ", ".join(rules) + " ]")[0].outcomes}
+    assert got[rules[0]].outcome == "Error" and "Permission Error" in got[rules[0]].failure_reason
+    assert got[rules[1]].outcome == "Error"
+    assert got[rules[2]].outcome == "Passed"
+    with pytest.raises(Exception):
+        backend.rows(f"COPY (SELECT 1) TO '{target}'")
+    with pytest.raises(Exception):
+        backend.rows("SET enable_external_access = true")
+    assert not target.exists()

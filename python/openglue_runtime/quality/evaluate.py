@@ -170,6 +170,10 @@ class DuckDBBackend:
             self.conn.register(name, ref)
             self.conn.execute(f"CREATE VIEW {self.dialect.quote(alias)} AS SELECT * FROM {name}")
             self.references[alias] = (self.dialect.quote(alias), ref.schema.names, ref)
+        # The rows are all in memory: a ruleset's SQL (where clauses, CustomSql) needs no files,
+        # network or extensions, so DuckDB is denied them, for good (lock_configuration).
+        self.conn.execute("SET enable_external_access = false")
+        self.conn.execute("SET lock_configuration = true")
         self.columns = list(table.schema.names)
         self.types = {f.name: _arrow_type_name(f.type) for f in table.schema}
 
