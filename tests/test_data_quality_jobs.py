@@ -13,7 +13,7 @@ import os
 import pyarrow.parquet as pq
 import pytest
 
-from jobkit import kit, unique  # noqa: F401
+from jobkit import kit, log_messages, unique  # noqa: F401
 
 CSV = ("order_id,customer,amount,status\n"
        "1,ann,10.5,shipped\n"
@@ -147,3 +147,46 @@ def test_a_ruleset_that_is_not_dqdl_fails_the_run_naming_line_and_column(kit, gl
     assert run["JobRunState"] == "FAILED"
     assert "line 8, column 5: expected a number" in run["ErrorMessage"]
     assert glue.list_data_quality_results(Filter={"JobName": job})["Results"] == []
+
+
+DYNAMIC = '''
+import sys
+from awsglue.utils import getResolvedOptions
+from pyspark.context import SparkContext
+from awsglue.context import GlueContext
+from awsglue.job import Job
+from awsgluedq.transforms import EvaluateDataQuality
+
+args = getResolvedOptions(sys.argv, ['JOB_NAME', 'source'])
+glueContext = GlueContext(SparkContext())
+job = Job(glueContext)
+job.init(args['JOB_NAME'], args)
+frame = glueContext.create_dynamic_frame.from_options(connection_type="s3", format="csv", connection_options={"paths": [args['source']]}, format_options={"withHeader": True})
+out = EvaluateDataQuality.apply(frame=frame, ruleset="Rules = [ RowCount = last(1), RowCount >= avg(last(3)) ]", publishing_options={"dataQualityEvaluationContext": "orders_dq"})
+for row in out.to_arrow().to_pylist():
+    print("OUTCOME", row["Rule"], row["Outcome"])
+job.commit()
+'''
+
+
+def test_dynamic_rules_of_a_job_compare_with_its_own_earlier_runs(kit, glue, server):
+    bucket = unique("dqdyn").replace("_", "-")
+    _put(server, bucket, "in/orders.csv", CSV)
+    job = kit.job(DYNAMIC)
+    other = kit.job(DYNAMIC)          # another job, same evaluation context: not its history
+    args = {"--source": f"s3://{bucket}/in/"}
+    for name in (other, other):
+        assert kit.run(name, timeout=60, Arguments=args)["JobRunState"] == "SUCCEEDED"
+
+    logs = server.client("logs")
+
+    def outcomes(run):
+        text = "\n".join(log_messages(logs, "/aws-glue/jobs/output", run["Id"]))
+        return [line.split(" ", 1)[1] for line in text.splitlines() if line.startswith("OUTCOME ")]
+    first = kit.run(job, timeout=60, Arguments=args)
+    assert first["JobRunState"] == "SUCCEEDED", first.get("ErrorMessage")
+    # no history of its own yet: the other job's results do not count
+    assert outcomes(first) == ["RowCount = last(1) Error", "RowCount >= avg(last(3)) Error"]
+    second = kit.run(job, timeout=60, Arguments=args)
+    assert outcomes(second) == ["RowCount = last(1) Passed", "RowCount >= avg(last(3)) Passed"]
+

@@ -52,7 +52,7 @@ def _history(context: str) -> Dict[str, List[float]]:
         glue = boto3.client("glue")
         ids = []
         token = None
-        job = os.environ.get("OPENGLUE_JOB_NAME")
+        job = _job_name()
         filt = {"JobName": job} if job else {}
         while True:
             kw = {"Filter": filt} if filt else {}
@@ -79,6 +79,22 @@ def _history(context: str) -> Dict[str, List[float]]:
                 rule = rr.get("EvaluatedRule") or rr.get("Description") or ""
                 history.setdefault(rule, []).append(float(next(iter(metrics.values()))))
     return history
+
+
+def _job_name() -> Optional[str]:
+    """The running job's name: Job.init's (run_state), else --JOB_NAME of the command line."""
+    from openglue_runtime import run_state
+    job = run_state.current_job()
+    name = getattr(job, "name", None) if job is not None else None
+    if name:
+        return name
+    argv = sys.argv
+    for i, arg in enumerate(argv):
+        if arg == "--JOB_NAME" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--JOB_NAME="):
+            return arg.split("=", 1)[1]
+    return None
 
 
 def evaluate_data(data, on_spark: bool, ruleset: str, publishing_options: Dict[str, Any],
@@ -147,8 +163,7 @@ def result_body(context: str, ruleset: str, evaluation: ev.Evaluation) -> Dict[s
             "RuleResults": rules}
     if os.environ.get("OPENGLUE_JOB_RUN_ID"):
         body["JobRunId"] = os.environ["OPENGLUE_JOB_RUN_ID"]
-    if os.environ.get("OPENGLUE_JOB_NAME"):
-        body["JobName"] = os.environ["OPENGLUE_JOB_NAME"]
+    # JobName: the server records the calling run's own (a job run's credentials name it).
     if evaluation.analyzer_metrics:
         body["AnalyzerResults"] = [{"Name": k, "EvaluatedMetrics": {k: float(v)}}
                                    for k, v in evaluation.analyzer_metrics.items()]
