@@ -12,7 +12,6 @@ virtual environment of their own (bench/dq/requirements-peers.txt) and runs this
 import argparse
 import importlib.util
 import os
-import resource
 import sys
 import time
 
@@ -57,20 +56,7 @@ checks for orders:
 # Uniqueness ratio, Entropy, ColumnCorrelation.
 
 
-def cpu():
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
-
-
-def timed(fn, repeat):
-    best = None
-    for _ in range(repeat):
-        c0, t0 = cpu(), time.perf_counter()
-        value = fn()
-        wall, c = time.perf_counter() - t0, cpu() - c0
-        if best is None or wall < best[0]:
-            best = (wall, c, value)
-    return best
+cpu, timed = dq_run.cpu, dq_run.timed   # the same clock as bench/dq/run.py
 
 
 def soda(table):

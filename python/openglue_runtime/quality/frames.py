@@ -42,34 +42,22 @@ def _log(message: str) -> None:
     print(f"[openglue] data quality: {message}", flush=True)
 
 
-def _history(context: str) -> Dict[str, List[float]]:
-    """Earlier results of this job's evaluation context, newest first, per rule text: the first
-    metric of each rule (what dynamic rules such as avg(last(3)) compare with)."""
-    if not os.environ.get("OPENGLUE_JOB_RUN_ID"):
-        return {}
-    try:
-        import boto3
-        glue = boto3.client("glue")
-        ids = []
-        token = None
-        job = _job_name()
-        filt = {"JobName": job} if job else {}
-        while True:
-            kw = {"Filter": filt} if filt else {}
-            if token:
-                kw["NextToken"] = token
-            page = glue.list_data_quality_results(**kw)
-            ids += [r["ResultId"] for r in page.get("Results", [])]
-            token = page.get("NextToken")
-            if not token or len(ids) >= 100:
-                break
-        results = []
-        for i in range(0, len(ids), 100):
-            results += glue.batch_get_data_quality_result(ResultIds=ids[i:i + 100]).get("Results", [])
-    except Exception as e:  # no history is not an error: dynamic rules say so themselves
-        _log(f"no history for dynamic rules ({type(e).__name__}: {str(e)[:200]})")
-        return {}
-    results = [r for r in results if r.get("EvaluationContext", "default_context") == context]
+def history_of(glue, result_filter: Dict[str, Any], keep) -> Dict[str, List[float]]:
+    """Earlier published results matching `result_filter` (ListDataQualityResults' Filter; the
+    100 newest at most) for which `keep(result)` holds, newest first, per rule text: each rule's
+    first metric (what dynamic rules such as avg(last(3)) and DetectAnomalies compare with)."""
+    ids, token = [], None
+    while len(ids) < 100:
+        kw = {"MaxResults": 100, **({"Filter": result_filter} if result_filter else {})}
+        if token:
+            kw["NextToken"] = token
+        page = glue.list_data_quality_results(**kw)
+        ids += [r["ResultId"] for r in page.get("Results", [])]
+        token = page.get("NextToken")
+        if not token:
+            break
+    results = glue.batch_get_data_quality_result(ResultIds=ids[:100]).get("Results", []) if ids else []
+    results = [r for r in results if keep(r)]
     results.sort(key=lambda r: r.get("StartedOn") or 0, reverse=True)
     history: Dict[str, List[float]] = {}
     for r in results:
@@ -79,6 +67,20 @@ def _history(context: str) -> Dict[str, List[float]]:
                 rule = rr.get("EvaluatedRule") or rr.get("Description") or ""
                 history.setdefault(rule, []).append(float(next(iter(metrics.values()))))
     return history
+
+
+def _history(context: str) -> Dict[str, List[float]]:
+    """This job's earlier results of the evaluation context `context` (history_of)."""
+    if not os.environ.get("OPENGLUE_JOB_RUN_ID"):
+        return {}
+    try:
+        import boto3
+        job = _job_name()
+        return history_of(boto3.client("glue"), {"JobName": job} if job else {},
+                          lambda r: r.get("EvaluationContext", "default_context") == context)
+    except Exception as e:  # no history is not an error: dynamic rules say so themselves
+        _log(f"no history for dynamic rules ({type(e).__name__}: {str(e)[:200]})")
+        return {}
 
 
 def _job_name() -> Optional[str]:

@@ -82,30 +82,9 @@ def _published_source(source: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def _history(glue, source: Dict[str, Any], ruleset_name: str) -> Dict[str, List[float]]:
-    """The earlier results of `ruleset_name` on the run's table, newest first, per rule text:
-    each rule's first metric (what dynamic rules such as avg(last(3)) and DetectAnomalies
-    compare with). At most the 100 newest results of the table are looked at."""
-    ids, token = [], None
-    while len(ids) < 100:
-        kw = {"Filter": {"DataSource": _published_source(source)}, "MaxResults": 100}
-        if token:
-            kw["NextToken"] = token
-        page = glue.list_data_quality_results(**kw)
-        ids += [r["ResultId"] for r in page.get("Results", [])]
-        token = page.get("NextToken")
-        if not token:
-            break
-    results = glue.batch_get_data_quality_result(ResultIds=ids[:100]).get("Results", []) if ids else []
-    results = [r for r in results if r.get("RulesetName") == ruleset_name]
-    results.sort(key=lambda r: r.get("StartedOn") or 0, reverse=True)
-    history: Dict[str, List[float]] = {}
-    for r in results:
-        for rr in r.get("RuleResults", []):
-            metrics = rr.get("EvaluatedMetrics") or {}
-            if metrics:
-                rule = rr.get("EvaluatedRule") or rr.get("Description") or ""
-                history.setdefault(rule, []).append(float(next(iter(metrics.values()))))
-    return history
+    """The earlier results of `ruleset_name` on the run's table (frames.history_of)."""
+    return frames.history_of(glue, {"DataSource": _published_source(source)},
+                             lambda r: r.get("RulesetName") == ruleset_name)
 
 
 def evaluate_run(spec: Dict[str, Any]) -> None:
