@@ -38,8 +38,8 @@ EXTENSION_PROBE = """
 def test_a_run_cannot_administer_data_quality_or_speak_for_other_runs(server, glue, tmp_path):
     kit = JobKit(server, glue)
     try:
-        glue.create_data_quality_ruleset(Name=unique("kept"), Ruleset="Rules = [ RowCount > 0 ]")
-        kept = [r["Name"] for r in glue.list_data_quality_rulesets()["Rulesets"]]
+        kept = [unique("kept")]
+        glue.create_data_quality_ruleset(Name=kept[0], Ruleset="Rules = [ RowCount > 0 ]")
         calls = [
             ["Create", "create_data_quality_ruleset", {"Name": unique("byjob"), "Ruleset": "Rules = [ RowCount > 0 ]"}],
             ["Delete", "delete_data_quality_ruleset", {"Name": kept[0]}],
